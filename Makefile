@@ -47,7 +47,7 @@ endif
 # CUDA backend: a plugin (build/libhs_cuda.so) that the program dlopens at run time, so the
 # binary starts (and says "no CUDA device") where the CUDA libraries are missing.
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
-CUDA_SRC := $(wildcard kernels/cuda/*.cu) $(wildcard engine/cuda/*.cu)
+CUDA_SRC := $(strip $(wildcard kernels/cuda/*.cu) $(wildcard engine/cuda/*.cu))
 NVCCFLAGS := -O3 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra,-Werror -I. -Iengine -Ikernels \
              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 CUDA_LIB := $(BUILD)/libhs_cuda.so

@@ -1,6 +1,5 @@
 /* Test runner: runs every registered TEST (optionally filtered by a substring), prints one
  * line per test and a closing "N passed, N failed, N skipped" line. */
-#define _GNU_SOURCE
 #include "test.h"
 
 #include <stdlib.h>
