@@ -98,4 +98,11 @@ hs_rgba hs_branch_color(hs_mixer_type t, int dark);/* Okabe-Ito per branch type 
 hs_rgba hs_theme_bg(int dark);
 hs_rgba hs_theme_fg(int dark);
 
+/* A canvas that draws into the rectangle (x, y, w, h) of another one, e.g. the view area
+ * between the chrome bars; coordinates on it start at (0,0). The struct is the caller's (no
+ * allocation); the parent must outlive it. Hit tests take coordinates relative to the area. */
+typedef struct { hs_canvas c; hs_canvas *parent; double ox, oy; } hs_canvas_area;
+void hs_canvas_area_init(hs_canvas_area *a, hs_canvas *parent, double x, double y, double w,
+                         double h);
+
 #endif
