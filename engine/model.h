@@ -54,6 +54,9 @@ int hs_model_tensor_specs(hs_model *m, hs_tensor_spec *specs, int cap);
 
 /* Loads MODEL_DIR (config.json + safetensors). Returns 0, or -1 with one line in err. */
 int hs_model_load(hs_model *m, const char *dir, char *err, size_t errlen);
+/* Validates MODEL_DIR as hs_model_load does (config, safetensors, every tensor's shape;
+ * unused tensors warned about) without converting weights. cfg_out may be NULL. */
+int hs_model_check(const char *dir, hs_config *cfg_out, char *err, size_t errlen);
 /* Allocates the arena for m->cfg (already set) and sets the pointers; weights zero. */
 int hs_model_alloc(hs_model *m, char *err, size_t errlen);
 void hs_model_free(hs_model *m);

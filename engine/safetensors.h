@@ -67,5 +67,6 @@ int hs_st_write(const char *path, const hs_st_out_tensor *t, int n, hs_dtype dty
 float hs_bf16_to_f32(uint16_t h);
 uint16_t hs_f32_to_bf16(float f);
 float hs_f16_to_f32(uint16_t h);
+uint16_t hs_f32_to_f16(float f);   /* for writing F16 files (tests, conversion tools) */
 
 #endif
