@@ -12,7 +12,7 @@
 static int is_assets_dir(const char *dir) {
     char p[1200];
     struct stat st;
-    snprintf(p, sizeof p, "%s/words/adjectives.txt", dir);
+    if (snprintf(p, sizeof p, "%s/words/adjectives.txt", dir) >= (int)sizeof p) return 0;
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -43,10 +43,10 @@ int hs_assets_find(char *out, size_t n, const char *hint, char *err, size_t errl
         if (slash) {
             *slash = 0;
             char cand[1200];
-            snprintf(cand, sizeof cand, "%s/../assets", exe);
-            if (is_assets_dir(cand)) { snprintf(out, n, "%s", cand); return 0; }
-            snprintf(cand, sizeof cand, "%s/assets", exe);
-            if (is_assets_dir(cand)) { snprintf(out, n, "%s", cand); return 0; }
+            if (snprintf(cand, sizeof cand, "%s/../assets", exe) < (int)sizeof cand &&
+                is_assets_dir(cand)) { snprintf(out, n, "%s", cand); return 0; }
+            if (snprintf(cand, sizeof cand, "%s/assets", exe) < (int)sizeof cand &&
+                is_assets_dir(cand)) { snprintf(out, n, "%s", cand); return 0; }
         }
     }
     if (is_assets_dir("assets")) { snprintf(out, n, "assets"); return 0; }
@@ -143,7 +143,10 @@ static int load_words(hs_assets *a, const char *name, char ***words, int *count,
                       char *err, size_t errlen) {
     char path[1200];
     size_t len;
-    snprintf(path, sizeof path, "%s/words/%s", a->dir, name);
+    if (snprintf(path, sizeof path, "%s/words/%s", a->dir, name) >= (int)sizeof path) {
+        snprintf(err, errlen, "assets path too long");
+        return -1;
+    }
     char *text = load_chunk(a, path, &len, err, errlen);
     if (!text) return -1;
     piece_list pl = {0};
@@ -178,7 +181,10 @@ int hs_assets_load(hs_assets *a, const char *dir, char *err, size_t errlen) {
         goto fail;
 
     char pdir[1200];
-    snprintf(pdir, sizeof pdir, "%s/prose", dir);
+    if (snprintf(pdir, sizeof pdir, "%s/prose", dir) >= (int)sizeof pdir) {
+        snprintf(err, errlen, "assets path too long");
+        goto fail;
+    }
     DIR *d = opendir(pdir);
     if (!d) { snprintf(err, errlen, "%s: %s", pdir, strerror(errno)); goto fail; }
     char **names = NULL;
@@ -204,8 +210,11 @@ int hs_assets_load(hs_assets *a, const char *dir, char *err, size_t errlen) {
     for (int i = 0; i < n_names && !rc; i++) {
         char path[1400];
         size_t len;
-        snprintf(path, sizeof path, "%s/%s", pdir, names[i]);
-        char *text = load_chunk(a, path, &len, err, errlen);
+        char *text = NULL;
+        if (snprintf(path, sizeof path, "%s/%s", pdir, names[i]) < (int)sizeof path)
+            text = load_chunk(a, path, &len, err, errlen);
+        else
+            snprintf(err, errlen, "assets path too long");
         int first = pl.n;
         if (!text) rc = -1;
         else if (split_lines(&pl, text, len)) { snprintf(err, errlen, "%s: out of memory", path); rc = -1; }
