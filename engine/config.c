@@ -260,8 +260,10 @@ static int parse_tokenizer(ctx *c, const cJSON *jt, hs_config *o) {
     const cJSON *ty = cJSON_GetObjectItemCaseSensitive(jt, "type");
     if (ty) {
         if (!cJSON_IsString(ty)) return fail(c, where, "'type' must be a string");
-        if (strlen(ty->valuestring) >= sizeof o->tokenizer_type)
-            return fail(c, where, "'type' is too long");
+        if (!ty->valuestring[0] || strlen(ty->valuestring) >= sizeof o->tokenizer_type)
+            return fail(c, where, "'type' must be a name of 1 to %zu characters",
+                        sizeof o->tokenizer_type - 1);
+        memset(o->tokenizer_type, 0, sizeof o->tokenizer_type);
         strcpy(o->tokenizer_type, ty->valuestring);
     }
     if (get_int(c, jt, where, "bos_id", 0, MAX_VOCAB - 1, &o->bos_id) < 0 ||
@@ -279,6 +281,13 @@ int hs_config_parse(hs_config *o, const char *json, size_t len, const char *path
     o->eos_id = 257;
     strcpy(o->tokenizer_type, "bytes");
 
+    /* JSON allows no control characters but tab, CR and LF; cJSON would take them (a NUL
+     * would silently cut a string short). */
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)json[i];
+        if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
+            return fail(&c, NULL, "not valid JSON (control character 0x%02x at byte %zu)", ch, i);
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
     if (!root) {
@@ -286,7 +295,7 @@ int hs_config_parse(hs_config *o, const char *json, size_t len, const char *path
         return fail(&c, NULL, "not valid JSON (near byte %zu)", off);
     }
     for (const char *p = end; p && p < json + len; p++)
-        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t' && *p != '\0') {
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
             cJSON_Delete(root);
             return fail(&c, NULL, "not valid JSON (trailing data at byte %zu)", (size_t)(p - json));
         }

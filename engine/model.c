@@ -9,6 +9,19 @@
 
 #include "safetensors.h"
 
+static hs_io_progress_fn progress_fn;
+static void *progress_ctx;
+
+void hs_model_set_progress(hs_io_progress_fn fn, void *ctx) {
+    progress_fn = fn;
+    progress_ctx = ctx;
+}
+
+void hs_model_get_progress(hs_io_progress_fn *fn, void **ctx) {
+    *fn = progress_fn;
+    *ctx = progress_ctx;
+}
+
 /* Each tensor starts on a 64-byte boundary inside the arena (SIMD loads, cache lines). */
 #define ARENA_ALIGN_FLOATS 16
 
@@ -245,7 +258,10 @@ int hs_model_load(hs_model *m, const char *dir, char *err, size_t errlen) {
     /* hs_model_alloc walks the spec list again; the slots it fills are the ones in specs. */
     int rc = hs_model_alloc(m, err, errlen);
     if (rc == 0)
-        for (int i = 0; i < n; i++) hs_st_to_f32(*specs[i].slot, found[i]);
+        for (int i = 0; i < n; i++) {
+            if (progress_fn) progress_fn(progress_ctx, (double)i / n);
+            hs_st_to_f32(*specs[i].slot, found[i]);
+        }
     free(specs);
     free(found);
     hs_st_close(&ar);

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include "config.h"
+#include "safetensors.h"
 
 typedef struct {
     /* all mixers */
@@ -60,6 +61,11 @@ int hs_model_check(const char *dir, hs_config *cfg_out, char *err, size_t errlen
 /* Allocates the arena for m->cfg (already set) and sets the pointers; weights zero. */
 int hs_model_alloc(hs_model *m, char *err, size_t errlen);
 void hs_model_free(hs_model *m);
+
+/* Progress callback for hs_model_load, hs_model_init_random and hs_model_save (the CLI's
+ * progress bar); process-wide, NULL = none. */
+void hs_model_set_progress(hs_io_progress_fn fn, void *ctx);
+void hs_model_get_progress(hs_io_progress_fn *fn, void **ctx);
 
 /* Random weights (deterministic from seed) whose scales keep activations finite at 64K. */
 void hs_model_init_random(hs_model *m, uint64_t seed);

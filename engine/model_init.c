@@ -60,6 +60,9 @@ static const hs_mixer_config *owner_mixer(const hs_model *m, float *const *slot)
 }
 
 void hs_model_init_random(hs_model *m, uint64_t seed) {
+    hs_io_progress_fn progress;
+    void *pctx;
+    hs_model_get_progress(&progress, &pctx);
     int n = hs_model_tensor_specs(m, NULL, 0);
     hs_tensor_spec *specs = malloc((size_t)n * sizeof *specs);
     if (!specs) return;
@@ -67,11 +70,14 @@ void hs_model_init_random(hs_model *m, uint64_t seed) {
     double depth = sqrt(2.0 * (m->cfg.num_layers > 0 ? m->cfg.num_layers : 1));
     uint64_t sm = seed;
     uint64_t base = splitmix64(&sm);
+    size_t done = 0;
     for (int i = 0; i < n; i++) {
         const hs_tensor_spec *sp = &specs[i];
         float *x = *sp->slot;
         size_t ne = 1;
         for (int k = 0; k < sp->ndim; k++) ne *= (size_t)sp->shape[k];
+        if (progress && m->arena_floats) progress(pctx, (double)done / (double)m->arena_floats);
+        done += ne;
         uint64_t s = base ^ name_hash(sp->name);
         splitmix64(&s);
         switch (sp->kind) {
@@ -185,7 +191,12 @@ int hs_model_save(const hs_model *m, const char *dir, int bf16, const char *extr
     char path[1100];
     /* Weights first, config last: a directory with a config.json has its weights. */
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    if (hs_st_write(path, out, n, bf16 ? HS_DT_BF16 : HS_DT_F32, err, errlen) < 0) goto done;
+    hs_io_progress_fn progress;
+    void *pctx;
+    hs_model_get_progress(&progress, &pctx);
+    if (hs_st_write_progress(path, out, n, bf16 ? HS_DT_BF16 : HS_DT_F32, progress, pctx, err,
+                             errlen) < 0)
+        goto done;
     snprintf(path, sizeof path, "%s/config.json", dir);
     if (write_text(path, json, err, errlen) < 0) goto done;
     rc = 0;

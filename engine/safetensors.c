@@ -230,11 +230,17 @@ int hs_st_parse(hs_st_archive *ar, const uint8_t *buf, size_t len, int file_inde
         return errf(err, errlen, "%s: header length %llu is larger than the file (%zu bytes)", fname,
                     (unsigned long long)N, len);
     const char *hdr = (const char *)buf + 8;
+    for (uint64_t i = 0; i < N; i++) {
+        unsigned char ch = (unsigned char)hdr[i];
+        if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
+            return errf(err, errlen, "%s: header is not valid JSON (control character 0x%02x at byte %llu)",
+                        fname, ch, (unsigned long long)(8 + i));
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(hdr, (size_t)N, &end, 0);
     if (!root) return errf(err, errlen, "%s: header is not valid JSON", fname);
     for (const char *p = end; p < hdr + N; p++)
-        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t' && *p != '\0') {
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
             cJSON_Delete(root);
             return errf(err, errlen, "%s: header is not valid JSON (trailing data)", fname);
         }
@@ -476,6 +482,11 @@ static int write_all(FILE *f, const void *p, size_t n) { return fwrite(p, 1, n, 
 
 int hs_st_write(const char *path, const hs_st_out_tensor *t, int n, hs_dtype dtype, char *err,
                 size_t errlen) {
+    return hs_st_write_progress(path, t, n, dtype, NULL, NULL, err, errlen);
+}
+
+int hs_st_write_progress(const char *path, const hs_st_out_tensor *t, int n, hs_dtype dtype,
+                         hs_io_progress_fn fn, void *ctx, char *err, size_t errlen) {
     size_t es = hs_dtype_size(dtype);
     cJSON *hdr = cJSON_CreateObject();
     cJSON *meta = cJSON_AddObjectToObject(hdr, "__metadata__");
@@ -520,8 +531,11 @@ int hs_st_write(const char *path, const hs_st_out_tensor *t, int n, hs_dtype dty
     enum { CHUNK = 1 << 16 };
     uint16_t *half = es == 2 ? malloc(CHUNK * sizeof *half) : NULL;
     if (es == 2 && !half) bad = 1;
+    uint64_t done = 0;
     for (int i = 0; i < n && !bad; i++) {
         uint64_t ne = out_numel(&t[i]);
+        if (fn && off) fn(ctx, (double)done / (double)off);
+        done += ne * es;
         if (dtype == HS_DT_F32) {
             bad = write_all(f, t[i].data, (size_t)ne * 4);
             continue;

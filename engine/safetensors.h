@@ -62,6 +62,11 @@ typedef struct {
 } hs_st_out_tensor;
 int hs_st_write(const char *path, const hs_st_out_tensor *t, int n, hs_dtype dtype,
                 char *err, size_t errlen);
+/* Progress report for slow whole-file work: fraction in [0, 1], from the calling thread. */
+typedef void (*hs_io_progress_fn)(void *ctx, double fraction);
+/* hs_st_write with a progress callback (fn may be NULL). */
+int hs_st_write_progress(const char *path, const hs_st_out_tensor *t, int n, hs_dtype dtype,
+                         hs_io_progress_fn fn, void *ctx, char *err, size_t errlen);
 
 /* bf16/f16 conversions (round to nearest even). */
 float hs_bf16_to_f32(uint16_t h);

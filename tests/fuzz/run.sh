@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Fuzzes the safetensors header parser and the config.json parser with libFuzzer
+# (clang -fsanitize=fuzzer,address,undefined), SECONDS in total, half per target.
+# Usage: tests/fuzz/run.sh SECONDS     (make fuzz FUZZ_SECONDS=600)
+# Builds into build-fuzz/, seeds each corpus with generated valid files, keeps the corpus
+# between runs (build-fuzz/corpus-*), and prints each target's execution count.
+set -eu
+cd "$(dirname "$0")/../.."
+SECONDS_TOTAL=${1:-60}
+HALF=$(( SECONDS_TOTAL / 2 ))
+[ "$HALF" -ge 1 ] || HALF=1
+CLANG=${CLANG:-clang}
+command -v "$CLANG" >/dev/null || { echo "fuzz: clang not found (apt-get install clang libclang-rt-14-dev)"; exit 2; }
+OUT=build-fuzz
+mkdir -p "$OUT"
+CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -I. -Iengine $(pkg-config --cflags libcjson 2>/dev/null)"
+SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
+LIBS="$(pkg-config --libs libcjson 2>/dev/null || echo -lcjson) -lm"
+$CLANG $CFLAGS $SAN -o $OUT/fuzz_safetensors tests/fuzz/fuzz_safetensors.c engine/safetensors.c $LIBS
+$CLANG $CFLAGS $SAN -o $OUT/fuzz_config tests/fuzz/fuzz_config.c engine/config.c engine/model.c engine/safetensors.c $LIBS
+
+# Seeds: small valid safetensors files and valid configs of every mixer type and layout.
+mkdir -p $OUT/corpus-safetensors $OUT/corpus-config
+python3 - "$OUT" <<'PY'
+import json, struct, sys, os
+out = sys.argv[1]
+def st(tensors, meta=True, pad=True):
+    hdr, data = {}, b""
+    if meta: hdr["__metadata__"] = {"format": "pt"}
+    for name, dt, shape, raw in tensors:
+        hdr[name] = {"dtype": dt, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    h = json.dumps(hdr).encode()
+    if pad: h += b" " * (-len(h) % 8)
+    return struct.pack("<Q", len(h)) + h + data
+seeds = {
+  "one_f32": st([("w", "F32", [2, 2], struct.pack("<4f", 1, 2, 3, 4))]),
+  "mixed": st([("a", "BF16", [3], b"\x80\x3f" * 3), ("b", "F16", [1, 2], b"\x00\x3c" * 2),
+               ("c", "F32", [], struct.pack("<f", 5)), ("e", "F32", [0], b"")], meta=False),
+  "model_like": st([("model.layers.0.attn.q_proj.weight", "F32", [2, 3], bytes(24)),
+                    ("model.norm.weight", "BF16", [4], bytes(8))], pad=False),
+}
+for k, v in seeds.items(): open(os.path.join(out, "corpus-safetensors", k), "wb").write(v)
+def cfg(layers, **kw):
+    c = {"model_type": "hybrid", "vocab_size": 258, "hidden_size": 16, "intermediate_size": 32,
+         "num_hidden_layers": len(layers), "head_dim": 4, "norm_eps": 1e-6,
+         "tie_word_embeddings": True, "train_context": 64,
+         "tokenizer": {"type": "bytes", "bos_id": 256, "eos_id": 257},
+         "layers": [{"mixers": m} for m in layers]}
+    c.update(kw); return json.dumps(c, indent=1)
+M = lambda t, h, **kw: dict(type=t, num_heads=h, **kw)
+cfgs = {
+  "lh_gla": cfg([[M("gla", 2, use_short_conv=True)], [M("nope", 2, num_kv_heads=1)]]),
+  "hh_swa": cfg([[M("swa", 3, window=8, rope_theta=500.0), M("nope", 1)]]),
+  "hh_gdn": cfg([[M("gdn", 2, allow_neg_eigval=True, conv_size=3), M("nope", 2)]], training={"steps": 1}),
+  "rope_dims": cfg([[M("rope", 2, head_k_dim=6, head_v_dim=2)]], tie_word_embeddings=False),
+  "no_head_dim": json.dumps({"model_type": "hybrid", "vocab_size": 300, "hidden_size": 8,
+      "intermediate_size": 8, "num_hidden_layers": 1, "train_context": 9,
+      "layers": [{"mixers": [M("gla", 1, head_k_dim=2, head_v_dim=3, gate_low_rank_dim=2,
+                                gate_logit_normalizer=8)]}]}),
+}
+for k, v in cfgs.items(): open(os.path.join(out, "corpus-config", k), "w").write(v)
+open(os.path.join(out, "safetensors.dict"), "w").write("\n".join('"%s"' % w for w in
+    ["dtype", "shape", "data_offsets", "F32", "BF16", "F16", "__metadata__", "{", "}", "[", "]", ":", ","]) + "\n")
+open(os.path.join(out, "config.dict"), "w").write("\n".join('"%s"' % w for w in
+    ["model_type", "hybrid", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
+     "head_dim", "norm_eps", "tie_word_embeddings", "train_context", "tokenizer", "bos_id", "eos_id",
+     "layers", "mixers", "type", "num_heads", "num_kv_heads", "head_k_dim", "head_v_dim",
+     "rope_theta", "window", "gate_low_rank_dim", "gate_logit_normalizer", "use_short_conv",
+     "conv_size", "allow_neg_eigval", "nope", "rope", "swa", "gla", "gdn", "true", "false",
+     "training"]) + "\n")
+PY
+
+status=0
+for t in safetensors config; do
+    echo "fuzz: $t for ${HALF}s"
+    log=$OUT/fuzz_$t.log
+    # -close_fd_mask=2 hides the parsers' warnings; libFuzzer still prints its own reports.
+    if ! $OUT/fuzz_$t -max_total_time=$HALF -close_fd_mask=2 -max_len=4096 -timeout=10 \
+            -dict=$OUT/$t.dict -artifact_prefix=$OUT/crash-$t- $OUT/corpus-$t > "$log" 2>&1; then
+        echo "fuzz: $t FOUND A PROBLEM (see $log and $OUT/crash-$t-*)"
+        tail -n 40 "$log"
+        status=1
+    fi
+    execs=$(grep -Eo 'Done [0-9]+ runs' "$log" | grep -Eo '[0-9]+' || true)
+    echo "fuzz: $t: ${execs:-?} executions in ${HALF}s, corpus $(ls $OUT/corpus-$t | wc -l) files"
+done
+exit $status
