@@ -189,8 +189,16 @@ static int parse_entry(hs_st_tensor *t, const cJSON *e, uint64_t buflen, const c
     return 0;
 }
 
-/* Duplicate names anywhere in the archive (also across shards). */
-static int check_duplicates(hs_st_archive *ar, int first_new, char *err, size_t errlen) {
+static const char *file_name(const hs_st_archive *ar, const hs_st_tensor *t, int cur_index,
+                             const char *cur_name) {
+    if (t->file_index == cur_index) return cur_name;
+    return t->file_index >= 0 && t->file_index < ar->n_files ? ar->file_paths[t->file_index] : "?";
+}
+
+/* Duplicate names anywhere in the archive (also across shards). The file being added is
+ * cur_index, named cur_name (it may not be in file_paths when parsed from memory). */
+static int check_duplicates(hs_st_archive *ar, int cur_index, const char *cur_name, char *err,
+                            size_t errlen) {
     int n = ar->n_tensors;
     if (n < 2) return 0;
     hs_st_tensor **p = malloc((size_t)n * sizeof *p);
@@ -201,15 +209,14 @@ static int check_duplicates(hs_st_archive *ar, int first_new, char *err, size_t 
     for (int i = 1; i < n; i++) {
         if (strcmp(p[i - 1]->name, p[i]->name)) continue;
         hs_st_tensor *a = p[i - 1], *b = p[i];
-        if (a->file_index > b->file_index || (a->file_index == b->file_index && a > b)) {
-            hs_st_tensor *tmp = a; a = b; b = tmp;
+        if (a->file_index == cur_index && b->file_index != cur_index) {
+            hs_st_tensor *tmp = a; a = b; b = tmp;      /* b: the one in the new file */
         }
-        const char *fa = a->file_index < ar->n_files ? ar->file_paths[a->file_index] : "?";
-        const char *fb = b->file_index < ar->n_files ? ar->file_paths[b->file_index] : "?";
-        if ((int)(a - ar->tensors) >= first_new && a->file_index == b->file_index)
-            rc = errf(err, errlen, "%s: tensor '%s': duplicate name", fb, b->name);
+        if (a->file_index == b->file_index)
+            rc = errf(err, errlen, "%s: tensor '%s': duplicate name", cur_name, b->name);
         else
-            rc = errf(err, errlen, "%s: tensor '%s': duplicate name (also in %s)", fb, b->name, fa);
+            rc = errf(err, errlen, "%s: tensor '%s': duplicate name (also in %s)", cur_name, b->name,
+                      file_name(ar, a, cur_index, cur_name));
         break;
     }
     free(p);
@@ -301,7 +308,7 @@ int hs_st_parse(hs_st_archive *ar, const uint8_t *buf, size_t len, int file_inde
         }
     }
     ar->n_tensors = first + ns;
-    if (check_duplicates(ar, first, err, errlen) < 0) { ar->n_tensors = first; goto out; }
+    if (check_duplicates(ar, file_index, fname, err, errlen) < 0) { ar->n_tensors = first; goto out; }
     rc = 0;
 out:
     if (rc < 0) ar->n_tensors = first;

@@ -267,3 +267,191 @@ TEST(model_cache_bytes) {
     CHECK(hs_layer_cache_bytes(&c, 0, 7) == want && hs_layer_cache_bytes(&c, 0, 70000) == want,
           "gdn: %lld, want %lld", hs_layer_cache_bytes(&c, 0, 7), want);
 }
+
+/* ---- loader errors at the model level ------------------------------------------------- */
+
+/* Copies checkpoint src to a fresh dir with one change: drop a tensor, give one another
+ * shape (same element count, flattened), or add an extra one. Returns the new dir. */
+static const char *rewrite(const char *src, const char *drop, const char *flatten, const char *extra,
+                           int shards, char *err) {
+    static char dst[512];   /* hs_test_tmpdir's buffer is reused by its next call */
+    snprintf(dst, sizeof dst, "%s", hs_test_tmpdir());
+    char path[600];
+    snprintf(path, sizeof path, "%s/config.json", src);
+    hs_config c;
+    if (hs_config_load(&c, path, err, HS_ERR_LEN) < 0) return NULL;
+    char *json = hs_config_to_json(&c, NULL);
+    snprintf(path, sizeof path, "%s/config.json", dst);
+    FILE *f = fopen(path, "w");
+    fputs(json, f);
+    fclose(f);
+    free(json);
+    hs_st_archive ar;
+    memset(&ar, 0, sizeof ar);
+    snprintf(path, sizeof path, "%s/model.safetensors", src);
+    if (hs_st_open_file(&ar, path, err, HS_ERR_LEN) < 0) return NULL;
+    hs_st_out_tensor *out = calloc((size_t)ar.n_tensors + 1, sizeof *out);
+    float **bufs = calloc((size_t)ar.n_tensors + 1, sizeof *bufs);
+    int n = 0;
+    for (int i = 0; i < ar.n_tensors; i++) {
+        hs_st_tensor *t = &ar.tensors[i];
+        if (drop && !strcmp(t->name, drop)) continue;
+        size_t ne = t->nbytes / hs_dtype_size(t->dtype);
+        bufs[n] = malloc((ne ? ne : 1) * sizeof(float));
+        hs_st_to_f32(bufs[n], t);
+        out[n].name = t->name;
+        out[n].ndim = t->ndim;
+        for (int k = 0; k < t->ndim; k++) out[n].shape[k] = t->shape[k];
+        if (flatten && !strcmp(t->name, flatten)) { out[n].ndim = 1; out[n].shape[0] = (int64_t)ne; }
+        out[n].data = bufs[n];
+        n++;
+    }
+    static float extra_val[3] = { 1, 2, 3 };
+    if (extra) {
+        out[n].name = extra;
+        out[n].ndim = 1;
+        out[n].shape[0] = 3;
+        out[n].data = extra_val;
+        n++;
+    }
+    int rc = 0;
+    if (shards) {
+        /* first half in one shard, the rest in another, and the HF index */
+        int h = n / 2;
+        snprintf(path, sizeof path, "%s/model-00001-of-00002.safetensors", dst);
+        rc |= hs_st_write(path, out, h, HS_DT_F32, err, HS_ERR_LEN);
+        snprintf(path, sizeof path, "%s/model-00002-of-00002.safetensors", dst);
+        rc |= hs_st_write(path, out + h, n - h, HS_DT_BF16, err, HS_ERR_LEN);
+        snprintf(path, sizeof path, "%s/model.safetensors.index.json", dst);
+        f = fopen(path, "w");
+        fprintf(f, "{\"metadata\": {}, \"weight_map\": {");
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s\"%s\": \"model-0000%d-of-00002.safetensors\"", i ? ", " : "", out[i].name, i < h ? 1 : 2);
+        fprintf(f, "}}\n");
+        fclose(f);
+    } else {
+        snprintf(path, sizeof path, "%s/model.safetensors", dst);
+        rc = hs_st_write(path, out, n, HS_DT_F32, err, HS_ERR_LEN);
+    }
+    for (int i = 0; i < n; i++) free(bufs[i]);   /* the extra tensor's slot is NULL */
+    free(bufs);
+    free(out);
+    hs_st_close(&ar);
+    return rc ? NULL : dst;
+}
+
+static const char *saved_tiny(const char *flags, char *err) {
+    hs_model *m = malloc(sizeof *m);
+    const char *dir = NULL;
+    if (build(m, flags, err) == 0) {
+        hs_model_init_random(m, 9);
+        dir = hs_test_tmpdir();
+        if (hs_model_save(m, dir, 0, NULL, err, HS_ERR_LEN) < 0) dir = NULL;
+        hs_model_free(m);
+    }
+    free(m);
+    return dir;
+}
+
+/* hs_model_load with stderr captured. */
+static int load_capture(hs_model *m, const char *dir, char *err, char *warn, size_t wn) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/stderr.txt", hs_test_tmpdir());
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *f = fopen(path, "w+");
+    dup2(fileno(f), 2);
+    int rc = hs_model_load(m, dir, err, HS_ERR_LEN);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    size_t n = fread(warn, 1, wn - 1, f);
+    warn[n] = 0;
+    fclose(f);
+    return rc;
+}
+
+TEST(model_load_rejects_shape_mismatch) {
+    char err[HS_ERR_LEN], src[512], warn[2048];
+    const char *s = saved_tiny("--preset tiny --efficient gla", err);
+    CHECK(s, "%.400s", err);
+    snprintf(src, sizeof src, "%s", s);
+    const char *d = rewrite(src, NULL, "model.layers.1.attn.k_proj.weight", NULL, 0, err);
+    CHECK(d, "%.400s", err);
+    hs_model *m = malloc(sizeof *m);
+    int rc = load_capture(m, d, err, warn, sizeof warn);
+    free(m);
+    CHECK(rc == -1, "wrong shape accepted");
+    CHECK(strstr(err, "/model.safetensors: tensor 'model.layers.1.attn.k_proj.weight' has shape [4096] but config.json requires [64, 64]"),
+          "%.400s", err);
+}
+
+TEST(model_load_rejects_missing_tensor) {
+    char err[HS_ERR_LEN], src[512], warn[2048];
+    const char *s = saved_tiny("--preset tiny --efficient gdn", err);
+    CHECK(s, "%.400s", err);
+    snprintf(src, sizeof src, "%s", s);
+    const char *d = rewrite(src, "model.layers.2.attn.dt_bias", NULL, NULL, 0, err);
+    CHECK(d, "%.400s", err);
+    hs_model *m = malloc(sizeof *m);
+    int rc = load_capture(m, d, err, warn, sizeof warn);
+    free(m);
+    CHECK(rc == -1, "missing tensor accepted");
+    CHECK(strstr(err, "/model.safetensors: missing tensor 'model.layers.2.attn.dt_bias' [4] that config.json requires"),
+          "%.400s", err);
+}
+
+TEST(model_load_warns_unused_tensor) {
+    char err[HS_ERR_LEN], src[512], warn[2048];
+    const char *s = saved_tiny("--preset tiny --efficient swa --tied", err);
+    CHECK(s, "%.400s", err);
+    snprintf(src, sizeof src, "%s", s);
+    const char *d = rewrite(src, NULL, NULL, "model.layers.0.attn.rotary.inv_freq", 0, err);
+    CHECK(d, "%.400s", err);
+    hs_model *m = malloc(sizeof *m);
+    int rc = load_capture(m, d, err, warn, sizeof warn);
+    int tied = rc == 0 && m->lm_head == m->embed;
+    if (rc == 0) hs_model_free(m);
+    free(m);
+    CHECK(rc == 0, "%.400s", err);
+    CHECK(strstr(warn, "/model.safetensors: warning: tensor 'model.layers.0.attn.rotary.inv_freq' is not used"),
+          "warning missing: %.300s", warn);
+    CHECK(tied, "tied head should alias the embeddings");
+}
+
+TEST(model_load_sharded_checkpoint) {
+    char err[HS_ERR_LEN], src[512], warn[2048];
+    const char *s = saved_tiny("--preset tiny --efficient gla --layout HH --ratio 1:1", err);
+    CHECK(s, "%.400s", err);
+    snprintf(src, sizeof src, "%s", s);
+    const char *d = rewrite(src, NULL, NULL, NULL, 1, err);
+    CHECK(d, "%.400s", err);
+    hs_model *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    CHECK(hs_model_load(a, src, err, HS_ERR_LEN) == 0, "%.400s", err);
+    int rc = load_capture(b, d, err, warn, sizeof warn);
+    double mr = 0;
+    if (rc == 0) {
+        for (size_t i = 0; i < a->arena_floats; i++) {
+            double x = a->arena[i], r = fabs(x - b->arena[i]) / (fabs(x) > 1e-30 ? fabs(x) : 1);
+            if (r > mr) mr = r;
+        }
+        hs_model_free(b);
+    }
+    hs_model_free(a);
+    free(a); free(b);
+    CHECK(rc == 0, "%.400s", err);
+    CHECK(mr <= 1.0 / 256, "sharded weights differ (max rel %g; second shard is bf16)", mr);
+    CHECK(!warn[0], "unexpected warnings: %.300s", warn);
+}
+
+TEST(model_check_matches_load) {
+    char err[HS_ERR_LEN];
+    const char *s = saved_tiny("--preset tiny --efficient rope --kv-heads 2", err);
+    CHECK(s, "%.400s", err);
+    hs_config c;
+    CHECK(hs_model_check(s, &c, err, sizeof err) == 0, "%.400s", err);
+    CHECK(c.layers[0].mixers[0].type == HS_ROPE && c.layers[0].mixers[0].num_kv_heads == 2, "config");
+    CHECK(hs_model_check("/nonexistent-dir", &c, err, sizeof err) == -1 && strstr(err, "/nonexistent-dir/config.json"),
+          "%.400s", err);
+}
