@@ -12,6 +12,9 @@ typedef enum { HS_SWLA_OFF = 0, HS_SWLA_EXACT, HS_SWLA_OVERLAP } hs_swla_mode;
 
 typedef struct { int layer, mixer, head; } hs_head_ref;
 
+/* rope_window value meaning "the model's train_context" (`--rope-window` without a value). */
+#define HS_KNOB_L0 (-1)
+
 typedef struct {
     int log_scale;            /* NoPE mixers: c_t = max(1, ln(t+1)/ln(L0)) */
     int log_scale_L0;         /* 0 => train_context */
@@ -19,7 +22,8 @@ typedef struct {
     int swla_window;          /* 0 => train_context */
     int swla_stride;          /* overlap only; 0 => max(1, W/4) */
     int swa_window;           /* 0 => each swa mixer's own window */
-    int rope_window;          /* 0 => off; >0 => rope mixers attend only to s > t - W */
+    int rope_window;          /* 0 => off; >0 => rope mixers attend only to s > t - W;
+                                 HS_KNOB_L0 => W = train_context */
     int n_ablate;
     hs_head_ref ablate[HS_MAX_ABLATE];
 } hs_knobs;

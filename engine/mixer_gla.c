@@ -1,0 +1,64 @@
+/* Gated linear attention mixer: projections (optionally short conv + silu), the low-rank
+ * log-sigmoid forget gate, chunked (or recurrent) scan with SWLA, per-head norm and gate. */
+#include "mixer_internal.h"
+
+#include <math.h>
+
+#include "cpu/kernels.h"
+
+static void silu_inplace(float *x, size_t n) {
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) x[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
+int hs_mixer_run_gla(float *y, const hs_model *m, int layer, int mixer, const float *h, int T,
+                     const hs_knobs *knobs, const hs_knobs_resolved *kr,
+                     const hs_forward_opts *opts, hs_mixer_ws *ws) {
+    const hs_config *c = &m->cfg;
+    const hs_mixer_config *mc = &c->layers[layer].mixers[mixer];
+    const hs_mixer_weights *w = &m->layers[layer].mix[mixer];
+    int d = c->hidden_size, H = mc->num_heads, dk = mc->head_k_dim, dv = mc->head_v_dim;
+    int conv = mc->use_short_conv, K = mc->conv_size;
+    size_t nk = (size_t)T * H * dk, nv = (size_t)T * H * dv;
+
+    hs_project_conv(ws->q, h, w->q_proj, conv ? w->q_conv : NULL, T, d, H * dk, K, ws->stage);
+    hs_project_conv(ws->k, h, w->k_proj, conv ? w->k_conv : NULL, T, d, H * dk, K, ws->stage);
+    hs_project_conv(ws->v, h, w->v_proj, conv ? w->v_conv : NULL, T, d, H * dv, K, ws->stage);
+    if (conv) {
+        silu_inplace(ws->q, nk);
+        silu_inplace(ws->k, nk);
+        silu_inplace(ws->v, nv);
+    }
+
+    /* gk = logsigmoid((h Wgk0^T) Wgk1^T + b) / normalizer */
+    int r = mc->gate_low_rank_dim, C = H * dk;
+    matmul_forward(ws->lowrank, h, w->gk_proj0, T, d, r);
+    matmul_forward(ws->gk, ws->lowrank, w->gk_proj1, T, r, C);
+    float inv_norm = 1.0f / mc->gate_logit_normalizer;
+    const float *b = w->gk_bias;
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < nk; i++) {
+        float z = ws->gk[i] + b[i % (size_t)C];
+        /* logsigmoid(z) = min(z, 0) - log1p(exp(-|z|)) */
+        float ls = (z < 0 ? z : 0.0f) - log1pf(expf(-fabsf(z)));
+        ws->gk[i] = ls * inv_norm;
+    }
+
+    int swla = (int)kr->swla;
+    if (opts->use_recurrent)
+        gla_forward_recurrent(ws->o, ws->q, ws->k, ws->v, ws->gk, T, H, dk, dv, swla,
+                              kr->swla_window, kr->swla_stride);
+    else
+        gla_forward_chunked(ws->o, ws->q, ws->k, ws->v, ws->gk, T, H, dk, dv,
+                            opts->chunk > 0 ? opts->chunk : 64, swla, kr->swla_window,
+                            kr->swla_stride);
+
+    hs_mixer_acts acts = {.layer = layer, .mixer = mixer, .mc = mc, .T = T, .q = ws->q,
+                          .k = ws->k, .v = ws->v, .gk = ws->gk, .knobs = kr, .out = ws->o};
+    hs_capture(opts, &acts);
+
+    hs_head_norm_gate(ws->o, h, w->g_proj, w->g_norm, T, d, H, dv, mc->norm_eps, ws->stage);
+    hs_ablate_heads(ws->o, knobs, layer, mixer, T, H, dv);
+    matmul_accumulate(y, ws->o, w->o_proj, T, H * dv, d);
+    return 0;
+}
