@@ -43,10 +43,12 @@ TEST(npy_roundtrip_f32_i32) {
     hs_npy_free(&a);
     /* header is 64-byte aligned, v1.0, and says C order */
     FILE *f = fopen(path, "rb");
-    uint8_t h[128];
-    size_t n = fread(h, 1, sizeof h, f);
+    uint8_t h[512] = {0};
+    size_t n = fread(h, 1, sizeof h - 1, f);
     fclose(f);
-    CHECK(n == 88 && h[6] == 1 && h[7] == 0 && (10 + h[8] + 256 * h[9]) % 64 == 0, "header layout");
+    size_t hdr = 10 + h[8] + 256 * (size_t)h[9];
+    CHECK(h[6] == 1 && h[7] == 0 && hdr % 64 == 0 && n == hdr + sizeof x && h[hdr - 1] == '\n',
+          "header layout (file %zu bytes, header %zu)", n, hdr);
     CHECK(strstr((char *)h + 10, "'shape': (2, 3)") && strstr((char *)h + 10, "'fortran_order': False"), "dict");
 
     int32_t ids[4] = {256, 72, 105, 0};

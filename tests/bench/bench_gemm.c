@@ -1,0 +1,39 @@
+/* GEMM throughput of the engine's projection kernel (matmul_forward, CBLAS sgemm) at the
+ * shapes the forward pass uses. Prints one line per shape: M N K GFLOP/s. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cpu/kernels.h"
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv) {
+    double min_s = argc > 1 ? atof(argv[1]) : 1.0;
+    /* rows x in_dim -> out_dim: projection blocks of the 4M bench model and a square one */
+    int shapes[][3] = {{4096, 256, 256}, {256, 256, 768}, {256, 768, 256}, {2048, 1024, 1024},
+                       {1024, 2048, 2048}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int n = shapes[s][0], k = shapes[s][1], m = shapes[s][2];
+        float *a = malloc((size_t)n * k * sizeof *a), *w = malloc((size_t)m * k * sizeof *w);
+        float *o = malloc((size_t)n * m * sizeof *o);
+        if (!a || !w || !o) { fprintf(stderr, "out of memory\n"); return 1; }
+        for (size_t i = 0; i < (size_t)n * k; i++) a[i] = (float)((i * 7919) % 1000) * 1e-3f;
+        for (size_t i = 0; i < (size_t)m * k; i++) w[i] = (float)((i * 104729) % 1000) * 1e-3f;
+        matmul_forward(o, a, w, n, k, m); /* warm up (thread pool, pages) */
+        int reps = 0;
+        double t0 = now_s(), t;
+        do {
+            matmul_forward(o, a, w, n, k, m);
+            reps++;
+            t = now_s() - t0;
+        } while (t < min_s);
+        printf("%d %d %d %.1f\n", n, k, m, 2.0 * n * k * m * reps / t / 1e9);
+        free(a); free(w); free(o);
+    }
+    return 0;
+}
