@@ -94,7 +94,8 @@ TEST(npy_reads_int64_and_rejects_bad_files) {
         CHECK(hs_npy_read(&a, path, err, sizeof err) == -1, "case %zu accepted", i);
         CHECK(strstr(err, bad[i].msg) && strstr(err, path), "case %zu: '%s' lacks '%s' or the file name", i, err, bad[i].msg);
     }
-    CHECK(!write_bytes(path, "PK\x03\x04 not numpy", 17), "write");
+    static const char zip[] = "PK\x03\x04 not numpy";
+    CHECK(!write_bytes(path, zip, sizeof zip - 1), "write");
     hs_npy_array a;
     CHECK(hs_npy_read(&a, path, err, sizeof err) == -1 && strstr(err, "magic"), "%s", err);
     float f[2] = {1, 2};
