@@ -291,24 +291,22 @@ int hs_st_parse(hs_st_archive *ar, const uint8_t *buf, size_t len, int file_inde
         spans[ns].name = t->name;
         ns++;
     }
-    qsort(spans, (size_t)ns, sizeof *spans, span_cmp);
-    for (int i = 1; i < ns; i++) {
-        /* empty tensors occupy no bytes and overlap nothing */
-        if (spans[i].begin == spans[i].end) continue;
-        for (int j = i - 1; j >= 0; j--) {
-            if (spans[j].begin == spans[j].end) continue;
-            if (spans[i].begin < spans[j].end) {
-                errf(err, errlen, "%s: tensor '%s': data [%llu, %llu) overlaps tensor '%s' [%llu, %llu)",
-                     fname, spans[i].name, (unsigned long long)spans[i].begin,
-                     (unsigned long long)spans[i].end, spans[j].name,
-                     (unsigned long long)spans[j].begin, (unsigned long long)spans[j].end);
-                goto out;
-            }
-            break;
-        }
-    }
     ar->n_tensors = first + ns;
-    if (check_duplicates(ar, file_index, fname, err, errlen) < 0) { ar->n_tensors = first; goto out; }
+    if (check_duplicates(ar, file_index, fname, err, errlen) < 0) goto out;
+    qsort(spans, (size_t)ns, sizeof *spans, span_cmp);
+    /* Sorted by start, the spans are disjoint iff each starts at or after the end of the
+     * previous non-empty one (empty tensors occupy no bytes and overlap nothing). */
+    for (int i = 0, last = -1; i < ns; i++) {
+        if (spans[i].begin == spans[i].end) continue;
+        if (last >= 0 && spans[i].begin < spans[last].end) {
+            errf(err, errlen, "%s: tensor '%s': data [%llu, %llu) overlaps tensor '%s' [%llu, %llu)",
+                 fname, spans[i].name, (unsigned long long)spans[i].begin,
+                 (unsigned long long)spans[i].end, spans[last].name,
+                 (unsigned long long)spans[last].begin, (unsigned long long)spans[last].end);
+            goto out;
+        }
+        last = i;
+    }
     rc = 0;
 out:
     if (rc < 0) ar->n_tensors = first;

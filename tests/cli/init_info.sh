@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# `init` for every small flag combination (efficient type x LH/HH x ratio, and all-NoPE),
+# then `info` (text and --json) on each: the layout, ratio and parameter count it reports
+# must be the ones asked for. Also: overwrite protection, --force, bad flags.
+set -u
+BIN=${HS_BIN:?HS_BIN not set}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+check() {   # check DIR EXPECTED_LAYOUT EXPECTED_RATIO INIT_OUTPUT
+    local dir=$1 layout=$2 ratio=$3 initout=$4
+    "$BIN" info "$dir" > "$dir.txt" 2>"$dir.err" || { fail "$dir: info exit $? $(cat "$dir.err")"; return; }
+    [ -s "$dir.err" ] && { fail "$dir: info warned: $(cat "$dir.err")"; return; }
+    grep -q "hybrid $layout," "$dir.txt" || { fail "$dir: layout not $layout: $(head -3 "$dir.txt")"; return; }
+    grep -q "(ratio $ratio)" "$dir.txt" || { fail "$dir: ratio not $ratio: $(sed -n 3p "$dir.txt")"; return; }
+    "$BIN" info "$dir" --json --length 4k > "$dir.json" || { fail "$dir: info --json"; return; }
+    printf '%s\t%s\t%s\t%s\n' "$dir.json" "$layout" "$ratio" "$initout" >> "$W/checks.tsv"
+}
+
+n=0
+for eff in gla gdn swa rope; do
+    for layout in LH HH; do
+        for ratio in 3:1 1:1 1:3 1:0; do
+            d="$W/${eff}_${layout}_${ratio/:/-}"
+            out=$("$BIN" init "$d" --preset tiny --efficient $eff --layout $layout --ratio $ratio --window 32 2>&1) ||
+                { fail "init $eff $layout $ratio: $out"; continue; }
+            want_layout=$layout
+            [ "$ratio" = 1:0 ] && want_layout=LH
+            check "$d" "$want_layout" "$ratio" "$out"
+            n=$((n + 1))
+        done
+    done
+done
+d="$W/nope"
+out=$("$BIN" init "$d" --preset tiny --efficient nope 2>&1) || fail "init nope: $out"
+check "$d" LH 0:1 "$out"
+n=$((n + 1))
+
+# the JSON documents, checked in one python run (its start-up is the slow part)
+python3 - "$W/checks.tsv" "$n" <<'PY' || fail "json checks"
+import json, re, sys
+bad = 0
+lines = open(sys.argv[1]).read().splitlines()
+if len(lines) != int(sys.argv[2]): print("checked", len(lines), "of", sys.argv[2]); bad += 1
+for line in lines:
+    path, layout, ratio, initout = line.split("\t")
+    try:
+        j = json.load(open(path))
+        assert j["layout"] == layout, (j["layout"], layout)
+        assert j["ratio"] == ratio, (j["ratio"], ratio)
+        assert j["length"] == 4096
+        m = re.search(r"parameters \((\d+)\)", initout)
+        assert m and int(m.group(1)) == j["param_count"], (initout, j["param_count"])
+        assert abs(sum(l["cache_bytes"] for l in j["layers"]) - j["cache_bytes"]) < 1
+        assert len(j["layers"]) == j["num_layers"] == 4
+        for l in j["layers"]:
+            assert 1 <= len(l["mixers"]) <= 2
+            if len(l["mixers"]) == 2: assert l["mixers"][1]["type"] == "nope"
+    except Exception as e:
+        print("json check failed for", path, repr(e)); bad += 1
+sys.exit(1 if bad else 0)
+PY
+
+# overwrite protection, --force, bad flags: exit 2 with one line
+d="$W/gla_LH_3-1"
+"$BIN" init "$d" --preset tiny 2>"$W/e" >/dev/null; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--force" "$W/e" || fail "init over a checkpoint: exit $rc $(cat "$W/e")"
+"$BIN" init "$d" --preset tiny --efficient gdn --force >/dev/null 2>&1 || fail "init --force"
+grep -q '"gdn"' "$d/config.json" || fail "--force did not overwrite"
+ls "$d" | grep -q '\.tmp$' && fail "temporary file left behind"
+for bad in "--ratio 3" "--efficient lstm" "--layout XY" "--preset 9b" "--heads 3 --layout HH" "--bogus" "--hidden"; do
+    "$BIN" init "$W/bad" $bad >/dev/null 2>"$W/e"; rc=$?
+    lines=$(grep -c . "$W/e")
+    if [ $rc -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -q "^hybridscope init: " "$W/e"; then fail "init $bad: exit $rc: $(cat "$W/e")"; fi
+done
+[ -e "$W/bad" ] && fail "a rejected init created its directory"
+"$BIN" init --help | grep -q "usage: hybridscope init" || fail "init --help"
+"$BIN" info --help | grep -q "usage: hybridscope info" || fail "info --help"
+
+[ $fails -eq 0 ] || { echo "$fails failures"; exit 1; }
+echo "$n checkpoints initialised and described"
