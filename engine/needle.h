@@ -31,10 +31,18 @@ int hs_needle_score(const char *value, const int32_t *gen, int n);
  * skipped; truncated to fit out. */
 void hs_needle_render(char *out, size_t n, const int32_t *gen, int n_gen);
 
-/* Generates greedily after the sample's prompt and scores the answer. */
+/* A forward on some backend that fills opts->logits (same contract as hs_forward). */
+typedef int (*hs_needle_forward_fn)(void *ctx, const int32_t *tokens, int T,
+                                    const hs_forward_opts *opts, char *err, size_t errlen);
+
+#define HS_NEEDLE_MAX_NEW 64   /* |value| + 8 is at most 44 */
+
+/* Generates greedily after the sample's prompt and scores the answer. forward NULL: the
+ * CPU decoder (hs_generate_greedy with knobs k); else one full forward per generated token
+ * through forward (a backend without incremental decoding). opts may be NULL. */
 int hs_needle_run(hs_needle_outcome *out, const hs_model *m, const hs_knobs *k,
                   const hs_needle_sample *s, const hs_forward_opts *opts,
-                  char *err, size_t errlen);
+                  hs_needle_forward_fn forward, void *forward_ctx, char *err, size_t errlen);
 
 /* ---- sweep ---- */
 
@@ -60,11 +68,13 @@ typedef int (*hs_niah_sample_fn)(void *ctx, const hs_niah_result *r, int task_i,
                                  double seconds);
 
 /* Runs every sample: the i-th sample (i < samples) of each cell uses seed + i. Samples run
- * in the order sample, task, length, depth, so the whole grid fills in early. Each cell
+ * in the order sample, task, length, depth, so the whole grid fills in early. forward: as
+ * for hs_needle_run. Each cell
  * keeps its first sample (without tokens) and outcome in shown/shown_outcome.
  * Returns 0, HS_CANCELLED, or -1 with a message in err. */
 int hs_niah_sweep(hs_niah_result *r, const hs_model *m, const hs_knobs *k, const hs_assets *a,
-                  uint64_t seed, const hs_forward_opts *opts, hs_niah_sample_fn on_sample,
-                  void *ctx, char *err, size_t errlen);
+                  uint64_t seed, const hs_forward_opts *opts, hs_needle_forward_fn forward,
+                  void *forward_ctx, hs_niah_sample_fn on_sample, void *ctx, char *err,
+                  size_t errlen);
 
 #endif
