@@ -120,7 +120,10 @@ static hs_tensor_spec *specs_for(hs_model *m, int *n) {
     return s;
 }
 
-int hs_model_alloc(hs_model *m, char *err, size_t errlen) {
+/* The arena: every tensor at a 64-byte aligned offset. zero_all = 0 leaves the tensors
+ * uninitialised (the loader overwrites each one; skipping a pass over GBs of memory) but
+ * still zeroes the padding between them, so the arena's bytes are always defined. */
+static int alloc_arena(hs_model *m, int zero_all, char *err, size_t errlen) {
     int n;
     hs_tensor_spec *s = specs_for(m, &n);
     if (!s) { snprintf(err, errlen, "out of memory"); return -1; }
@@ -136,12 +139,14 @@ int hs_model_alloc(hs_model *m, char *err, size_t errlen) {
         snprintf(err, errlen, "cannot allocate %.1f MB for the weights", (double)bytes / 1e6);
         return -1;
     }
-    memset(arena, 0, bytes);
+    if (zero_all) memset(arena, 0, bytes);
     size_t off = 0;
     for (int i = 0; i < n; i++) {
         *s[i].slot = arena + off;
         off += (size_t)spec_numel(&s[i]);
-        off = (off + ARENA_ALIGN_FLOATS - 1) / ARENA_ALIGN_FLOATS * ARENA_ALIGN_FLOATS;
+        size_t next = (off + ARENA_ALIGN_FLOATS - 1) / ARENA_ALIGN_FLOATS * ARENA_ALIGN_FLOATS;
+        if (!zero_all) memset(arena + off, 0, (next - off) * sizeof(float));
+        off = next;
     }
     if (m->cfg.tie_word_embeddings) m->lm_head = m->embed;
     m->arena = arena;
@@ -149,6 +154,8 @@ int hs_model_alloc(hs_model *m, char *err, size_t errlen) {
     free(s);
     return 0;
 }
+
+int hs_model_alloc(hs_model *m, char *err, size_t errlen) { return alloc_arena(m, 1, err, errlen); }
 
 void hs_model_free(hs_model *m) {
     free(m->arena);
@@ -255,8 +262,8 @@ int hs_model_load(hs_model *m, const char *dir, char *err, size_t errlen) {
     hs_st_tensor **found;
     int n;
     if (open_checked(m, dir, &ar, &specs, &n, &found, err, errlen) < 0) return -1;
-    /* hs_model_alloc walks the spec list again; the slots it fills are the ones in specs. */
-    int rc = hs_model_alloc(m, err, errlen);
+    /* alloc_arena walks the spec list again; the slots it fills are the ones in specs. */
+    int rc = alloc_arena(m, 0, err, errlen);
     if (rc == 0)
         for (int i = 0; i < n; i++) {
             if (progress_fn) progress_fn(progress_ctx, (double)i / n);
