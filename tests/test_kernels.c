@@ -4,6 +4,7 @@
 #include "test.h"
 #include "ref_kernels.h"
 #include "cpu/kernels.h"
+#include "cpu/vexp.h"
 
 #include <stdlib.h>
 
@@ -15,6 +16,22 @@ static float *frand(size_t n, double scale, hs_test_rng *r) { float *p = fnew(n)
 
 static double logsigmoid(double x) { return x >= 0 ? -log1p(exp(-x)) : x - log1p(exp(x)); }
 static double softplus(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
+
+/* The vectorisable exp used by softmax and the gates: libm-class accuracy on the whole
+ * range where the result is a normal float, exact 0 / inf / NaN outside it. */
+TEST(kernels_vexp_accuracy) {
+    double worst = 0, at = 0;
+    for (int i = 0; i <= 2000000; i++) {
+        float x = (float)(-86.6 + (86.6 + 88.7) * i / 2000000.0);
+        double ref = exp((double)x), rel = fabs((double)hs_expf(x) - ref) / ref;
+        if (rel > worst) { worst = rel; at = x; }
+    }
+    CHECK(worst <= 3e-7, "hs_expf max rel err %.3g at x=%.7g", worst, at);
+    CHECK(hs_expf(0.0f) == 1.0f, "exp(0) = %.9g", hs_expf(0.0f));
+    CHECK(hs_expf(-100.0f) == 0.0f && hs_expf(-INFINITY) == 0.0f, "underflow not 0");
+    CHECK(isinf(hs_expf(100.0f)) && isinf(hs_expf(INFINITY)), "overflow not inf");
+    CHECK(isnan(hs_expf(NAN)), "NaN not propagated");
+}
 
 TEST(kernels_matmul) {
     hs_test_rng r = {1};
@@ -317,6 +334,26 @@ TEST(kernels_swla_exact_long_precision) {
         double e = hs_test_rel_err(o, ref, n, 1e-6);
         CHECK(e <= TOL, "%s exact T=%d W=%d: rel err %.3g", gdn ? "gdn" : "gla", T, W, e);
         free(lo); free(o); free(ref);
+        lin_free(&in);
+    }
+}
+
+/* Full-size heads (dk = dv = 64, 4 heads): large enough that the kernels run their OpenMP
+ * paths; chunked against the recurrence (itself checked against the references above). */
+TEST(kernels_linear_parallel_heads) {
+    hs_test_rng r = {15};
+    const int T = 400, H = 4, dk = 64, dv = 64;
+    for (int gdn = 0; gdn < 2; gdn++) {
+        lin_inputs in = gdn ? gdn_inputs(T, H, dk, dv, 0, &r) : gla_inputs(T, H, dk, dv, 0, &r);
+        size_t n = (size_t)T * H * dv;
+        float *a = fnew(n), *b = fnew(n);
+        for (int mode = 0; mode <= 2; mode++) {
+            run_lin(a, &in, 0, 0, mode, 100, 25);
+            run_lin(b, &in, 1, 64, mode, 100, 25);
+            double e = hs_test_rel_err_ff(b, a, n, 1e-6);
+            CHECK(e <= TOL, "%s swla=%d chunked vs recurrent rel err %.3g", gdn ? "gdn" : "gla", mode, e);
+        }
+        free(a); free(b);
         lin_free(&in);
     }
 }

@@ -2,9 +2,10 @@
  * row max m, row sum l and an unnormalised output accumulator, and walks the key tiles that
  * its rows can see. Scores of one query tile against one key tile live in a Bq x Bk buffer;
  * nothing T x T is ever formed. Key tiles entirely outside a window are never visited.
- * Exact softmax: expf, no fast-math. */
+ * Exact softmax: hs_expf (vexp.h, libm-class accuracy), no fast-math. */
 #include "kernels.h"
 #include "blas_threads.h"
+#include "vexp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +23,44 @@ typedef struct {
     float *acc;  /* [Bq, dv] unnormalised output */
     float *m, *l;
 } attn_work;
+
+/* Turns the scores of one (query tile, key tile) pair into probabilities relative to the
+ * updated running max, rescaling each row's sum and accumulator when its max grows. Keys a
+ * row cannot see (s > t, or s <= t - window) get probability 0. */
+static HS_VEC_CLONES void online_softmax_tile(float *sc, int lds, int nq, int nk, int t0, int ks, int window,
+                                              float *m, float *l, float *acc, int dv) {
+    for (int r = 0; r < nq; r++) {
+        const int t = t0 + r;
+        int lo = ks, hi = ks + nk - 1;
+        if (window > 0 && t - window + 1 > lo) lo = t - window + 1;
+        if (t < hi) hi = t;
+        float *sr = sc + (size_t)r * lds;
+        if (lo > hi) { /* nothing of this tile is visible to row r */
+            memset(sr, 0, sizeof(float) * (size_t)nk);
+            continue;
+        }
+        const int j0 = lo - ks, j1 = hi - ks;
+        float mx = -INFINITY;
+        #pragma omp simd reduction(max:mx)
+        for (int j = j0; j <= j1; j++) mx = sr[j] > mx ? sr[j] : mx;
+        const float m_old = m[r];
+        const float m_new = mx > m_old ? mx : m_old;
+        float sum = 0.0f;
+        for (int j = 0; j < j0; j++) sr[j] = 0.0f;
+        #pragma omp simd reduction(+:sum)
+        for (int j = j0; j <= j1; j++) { float p = hs_expf(sr[j] - m_new); sr[j] = p; sum += p; }
+        for (int j = j1 + 1; j < nk; j++) sr[j] = 0.0f;
+        if (m_new != m_old) {
+            const float corr = m_old == -INFINITY ? 0.0f : hs_expf(m_old - m_new);
+            float *ar = acc + (size_t)r * dv;
+            #pragma omp simd
+            for (int i = 0; i < dv; i++) ar[i] *= corr;
+            l[r] *= corr;
+        }
+        l[r] += sum;
+        m[r] = m_new;
+    }
+}
 
 /* One query tile of one head. */
 static void attention_tile(const attn_args *a, attn_work *w, int h, int t0) {
@@ -48,34 +87,7 @@ static void attention_tile(const attn_args *a, attn_work *w, int h, int t0) {
         const int nk = t_last + 1 - ks < Bk ? t_last + 1 - ks : Bk;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, dk, 1.0f, w->qs, dk,
                     kbase + (size_t)ks * ldk, ldk, 0.0f, w->s, Bk);
-        for (int r = 0; r < nq; r++) {
-            const int t = t0 + r;
-            int lo = ks, hi = ks + nk - 1;
-            if (window > 0 && t - window + 1 > lo) lo = t - window + 1;
-            if (t < hi) hi = t;
-            float *sr = w->s + (size_t)r * Bk;
-            if (lo > hi) { /* nothing of this tile is visible to row r */
-                memset(sr, 0, sizeof(float) * (size_t)nk);
-                continue;
-            }
-            const int j0 = lo - ks, j1 = hi - ks;
-            float mx = sr[j0];
-            for (int j = j0 + 1; j <= j1; j++) mx = sr[j] > mx ? sr[j] : mx;
-            const float m_old = w->m[r];
-            const float m_new = mx > m_old ? mx : m_old;
-            float sum = 0.0f;
-            for (int j = 0; j < j0; j++) sr[j] = 0.0f;
-            for (int j = j0; j <= j1; j++) { float p = expf(sr[j] - m_new); sr[j] = p; sum += p; }
-            for (int j = j1 + 1; j < nk; j++) sr[j] = 0.0f;
-            if (m_new != m_old) {
-                const float corr = m_old == -INFINITY ? 0.0f : expf(m_old - m_new);
-                float *ar = w->acc + (size_t)r * dv;
-                for (int i = 0; i < dv; i++) ar[i] *= corr;
-                w->l[r] *= corr;
-            }
-            w->l[r] += sum;
-            w->m[r] = m_new;
-        }
+        online_softmax_tile(w->s, Bk, nq, nk, t0, ks, window, w->m, w->l, w->acc, dv);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dv, nk, 1.0f, w->s, Bk,
                     vbase + (size_t)ks * ldv, ldv, 1.0f, w->acc, dv);
     }
@@ -95,8 +107,10 @@ void attention_forward(float *out, const float *q, const float *k, const float *
     attn_args a = {q, k, v, row_scale, out, T, H, Hkv, dk, dv, window, tile, 2 * tile};
     const int n_qt = (T + a.Bq - 1) / a.Bq;
     const long items = (long)n_qt * H;
-    const int nb = hs_blas_serial_begin();
-    #pragma omp parallel
+    const double pairs = window > 0 && window < T ? (double)T * window : (double)T * (T + 1) / 2;
+    const int par = hs_parallel_worth(2.0 * pairs * H * (dk + dv));
+    const int nb = par ? hs_blas_serial_begin() : 1;
+    #pragma omp parallel if (par)
     {
         attn_work w;
         w.qs = malloc(sizeof(float) * (size_t)a.Bq * dk);
@@ -113,5 +127,5 @@ void attention_forward(float *out, const float *q, const float *k, const float *
         }
         free(w.qs); free(w.s); free(w.acc); free(w.m); free(w.l);
     }
-    hs_blas_serial_end(nb);
+    if (par) hs_blas_serial_end(nb);
 }

@@ -11,7 +11,7 @@ static inline float conv_input(const float *in, const float *history, int t, int
 
 void conv1d_causal_forward(float *out, const float *in, const float *w, int T, int C, int K,
                            const float *history) {
-    #pragma omp parallel for schedule(static) if ((long)T * C * K > 65536)
+    #pragma omp parallel for schedule(static) if ((long)T * C * K > (1 << 18))
     for (int t = 0; t < T; t++) {
         float *y = out + (size_t)t * C;
         if (t >= K - 1) {

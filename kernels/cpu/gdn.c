@@ -16,6 +16,8 @@
  * (W-S)/C state folds (2 dk^2 dv flops each) per block of S tokens. */
 #include "kernels.h"
 #include "linattn.h"
+#include "blas_threads.h"
+#include "vexp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -26,7 +28,7 @@ typedef struct {
     float scale;
 } gdn_ctx;
 
-static void gdn_local(const la_method *m, int h, int c0, int L, int C, la_chunk *ch, float *scr) {
+static HS_VEC_CLONES void gdn_local(const la_method *m, int h, int c0, int L, int C, la_chunk *ch, float *scr) {
     const gdn_ctx *g = m->ctx;
     const int dk = m->dk, H = m->H, ld = H * dk;
     const float *q = g->q + (size_t)c0 * ld + (size_t)h * dk;
@@ -64,6 +66,7 @@ static void gdn_local(const la_method *m, int h, int c0, int L, int C, la_chunk 
             float l = kk[(size_t)t * C + s];
             if (l == 0.0f) continue;
             const float *prev = tm + (size_t)s * C;
+            #pragma omp simd
             for (int j = 0; j <= s; j++) row[j] -= l * prev[j];
         }
     }
@@ -73,6 +76,7 @@ static void gdn_local(const la_method *m, int h, int c0, int L, int C, la_chunk 
     const double blast = b[L - 1];
     for (int t = 0; t < L; t++) {
         float gt = expf((float)b[t]), gr = expf((float)(blast - b[t]));
+        #pragma omp simd
         for (int i = 0; i < dk; i++) {
             gk[(size_t)t * dk + i] = gt * k[(size_t)t * ld + i];
             khat[(size_t)t * dk + i] = gr * k[(size_t)t * ld + i];
@@ -108,7 +112,8 @@ void gdn_forward_recurrent(float *out, const float *q, const float *k, const flo
     la_sanitize_swla(&swla, &W, &S);
     const int ld = H * dk, ldv = H * dv;
     const float scale = 1.0f / sqrtf((float)dk);
-    #pragma omp parallel
+    const double per_token = swla == 0 ? 4.0 * dk * dv : 2.0 * (swla == 1 ? W : W + S) * (dk + dv);
+    #pragma omp parallel if (H > 1 && hs_parallel_worth(per_token * T * H))
     {
         float *St = malloc(sizeof(float) * ((size_t)dk * dv + dk + dv));
         if (!St) abort();

@@ -2,25 +2,68 @@
  *   S_t = diag(exp(gk_t)) S_{t-1} + k_t^T v_t,   o_t = (q_t / sqrt(dk)) S_t.
  * Chunked form: within a chunk, b_t = sum of gk from the chunk start through t (<= 0, per
  * channel). Every exponent used is a difference b_t - b_r with t after r, so it is <= 0 and
- * exp never overflows, however negative the gates: cross sub-block products use the last key
- * of the key sub-block as the reference point, the diagonal sub-blocks take the exponentials
- * pairwise. */
+ * exp never overflows, however negative the gates. When a chunk decays by at most 30 e-folds
+ * in every channel, exp(b_t - b_s) = exp(b_t) exp(-b_s) with both factors in [e^-30, e^30]
+ * and the intra-chunk matrix is one GEMM; otherwise it is built from 16 x 16 sub-blocks. */
 #include "kernels.h"
 #include "linattn.h"
 #include "blas_threads.h"
+#include "vexp.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define GLA_SUB 16 /* sub-block of the intra-chunk matrix */
+#define GLA_SUB 16           /* sub-block of the intra-chunk matrix under strong decay */
+#define GLA_FACTOR_MAX 30.0  /* largest decay (in e-folds) a chunk may have for the one-GEMM form */
 
 typedef struct {
     const float *q, *k, *gk;
     float scale;
 } gla_ctx;
 
-static void gla_local(const la_method *m, int h, int c0, int L, int C, la_chunk *ch, float *scr) {
+/* Intra-chunk matrix by sub-blocks, for chunks whose gates decay by more than
+ * GLA_FACTOR_MAX within the chunk: cross sub-block products use the last key of the key
+ * sub-block as reference (both exponents <= 0), diagonal sub-blocks take the exponentials
+ * pairwise. */
+static HS_VEC_CLONES void gla_intra_subblocks(float *ai, int C, const float *q, const float *k, int ld,
+                                              const double *b, int L, int dk, float scale, float *qt, float *kt) {
+    for (int j0 = 0; j0 < L; j0 += GLA_SUB) {
+        const int j1 = j0 + GLA_SUB < L ? j0 + GLA_SUB : L;
+        for (int t = j0; t < j1; t++) {
+            const double *bt = b + (size_t)t * dk;
+            const float *qr = q + (size_t)t * ld;
+            for (int s = j0; s <= t; s++) {
+                const double *bs = b + (size_t)s * dk;
+                const float *kr = k + (size_t)s * ld;
+                float acc = 0.0f;
+                #pragma omp simd reduction(+:acc)
+                for (int i = 0; i < dk; i++) acc += qr[i] * kr[i] * hs_expf((float)(bt[i] - bs[i]));
+                ai[(size_t)t * C + s] = scale * acc;
+            }
+        }
+        if (j1 < L) {
+            const double *br = b + (size_t)(j1 - 1) * dk; /* reference: last key of the sub-block */
+            for (int s = j0; s < j1; s++) {
+                const double *bs = b + (size_t)s * dk;
+                const float *kr = k + (size_t)s * ld;
+                float *dst = kt + (size_t)(s - j0) * dk;
+                #pragma omp simd
+                for (int i = 0; i < dk; i++) dst[i] = kr[i] * hs_expf((float)(br[i] - bs[i]));
+            }
+            for (int t = j1; t < L; t++) {
+                const double *bt = b + (size_t)t * dk;
+                const float *qr = q + (size_t)t * ld;
+                float *dst = qt + (size_t)(t - j1) * dk;
+                #pragma omp simd
+                for (int i = 0; i < dk; i++) dst[i] = scale * qr[i] * hs_expf((float)(bt[i] - br[i]));
+            }
+            la_mm_nt(L - j1, j1 - j0, dk, 1.0f, qt, dk, kt, dk, 0.0f, ai + (size_t)j1 * C + j0, C);
+        }
+    }
+}
+
+static HS_VEC_CLONES void gla_local(const la_method *m, int h, int c0, int L, int C, la_chunk *ch, float *scr) {
     const gla_ctx *g = m->ctx;
     const int dk = m->dk, ld = m->H * dk;
     const float *q = g->q + (size_t)c0 * ld + (size_t)h * dk;
@@ -33,43 +76,43 @@ static void gla_local(const la_method *m, int h, int c0, int L, int C, la_chunk 
     const float scale = g->scale;
 
     for (int i = 0; i < dk; i++) b[i] = gk[i];
-    for (int t = 1; t < L; t++)
-        for (int i = 0; i < dk; i++) b[(size_t)t * dk + i] = b[(size_t)(t - 1) * dk + i] + gk[(size_t)t * ld + i];
+    for (int t = 1; t < L; t++) {
+        const double *prev = b + (size_t)(t - 1) * dk;
+        double *cur = b + (size_t)t * dk;
+        const float *gt = gk + (size_t)t * ld;
+        #pragma omp simd
+        for (int i = 0; i < dk; i++) cur[i] = prev[i] + gt[i];
+    }
     const double *blast = b + (size_t)(L - 1) * dk;
+    double range = 0.0;
+    for (int i = 0; i < dk; i++) range = -blast[i] > range ? -blast[i] : range;
     for (int t = 0; t < L; t++) {
         const double *bt = b + (size_t)t * dk;
+        const float *qr = q + (size_t)t * ld, *kr = k + (size_t)t * ld;
+        float *qe = ch->qe + (size_t)t * dk, *ke = ch->ke + (size_t)t * dk;
+        #pragma omp simd
         for (int i = 0; i < dk; i++) {
-            ch->qe[(size_t)t * dk + i] = scale * q[(size_t)t * ld + i] * expf((float)bt[i]);
-            ch->ke[(size_t)t * dk + i] = k[(size_t)t * ld + i] * expf((float)(blast[i] - bt[i]));
+            qe[i] = scale * qr[i] * hs_expf((float)bt[i]);
+            ke[i] = kr[i] * hs_expf((float)(blast[i] - bt[i]));
         }
     }
     for (int i = 0; i < dk; i++) ch->p[i] = (float)blast[i];
 
     float *ai = ch->ai;
-    for (int t = 0; t < L; t++) memset(ai + (size_t)t * C, 0, sizeof(float) * (size_t)L);
-    for (int j0 = 0; j0 < L; j0 += GLA_SUB) {
-        const int j1 = j0 + GLA_SUB < L ? j0 + GLA_SUB : L;
-        for (int t = j0; t < j1; t++) {
-            const double *bt = b + (size_t)t * dk;
-            const float *qr = q + (size_t)t * ld;
-            for (int s = j0; s <= t; s++) {
-                const double *bs = b + (size_t)s * dk;
-                const float *kr = k + (size_t)s * ld;
-                float acc = 0.0f;
-                for (int i = 0; i < dk; i++) acc += qr[i] * kr[i] * expf((float)(bt[i] - bs[i]));
-                ai[(size_t)t * C + s] = scale * acc;
-            }
+    if (range <= GLA_FACTOR_MAX) {
+        /* exp(b_t - b_s) = exp(b_t) exp(-b_s) with every factor in [e^-30, e^30]: one GEMM */
+        for (int s = 0; s < L; s++) {
+            const double *bs = b + (size_t)s * dk;
+            const float *kr = k + (size_t)s * ld;
+            float *dst = kt + (size_t)s * dk;
+            #pragma omp simd
+            for (int i = 0; i < dk; i++) dst[i] = kr[i] * hs_expf((float)-bs[i]);
         }
-        if (j1 < L) {
-            const double *br = b + (size_t)(j1 - 1) * dk; /* reference: last key of the sub-block */
-            for (int s = j0; s < j1; s++)
-                for (int i = 0; i < dk; i++)
-                    kt[(size_t)(s - j0) * dk + i] = k[(size_t)s * ld + i] * expf((float)(br[i] - b[(size_t)s * dk + i]));
-            for (int t = j1; t < L; t++)
-                for (int i = 0; i < dk; i++)
-                    qt[(size_t)(t - j1) * dk + i] = scale * q[(size_t)t * ld + i] * expf((float)(b[(size_t)t * dk + i] - br[i]));
-            la_mm_nt(L - j1, j1 - j0, dk, 1.0f, qt, dk, kt, dk, 0.0f, ai + (size_t)j1 * C + j0, C);
-        }
+        la_mm_nt(L, L, dk, 1.0f, ch->qe, dk, kt, dk, 0.0f, ai, C);
+        for (int t = 0; t < L; t++) memset(ai + (size_t)t * C + t + 1, 0, sizeof(float) * (size_t)(L - 1 - t));
+    } else {
+        for (int t = 0; t < L; t++) memset(ai + (size_t)t * C, 0, sizeof(float) * (size_t)L);
+        gla_intra_subblocks(ai, C, q, k, ld, b, L, dk, scale, qt, kt);
     }
 }
 
@@ -78,7 +121,7 @@ void gla_forward_chunked(float *out, const float *q, const float *k, const float
                          int swla, int W, int S) {
     if (chunk <= 0) chunk = 64;
     gla_ctx g = {q, k, gk, 1.0f / sqrtf((float)dk)};
-    la_method m = {0, H, dk, dv, (size_t)4 * chunk * dk, gla_local, &g};
+    la_method m = {0, H, dk, dv, (size_t)4 * chunk * dk + (size_t)chunk * dk, gla_local, &g};
     la_forward_chunked(out, v, T, chunk, swla, W, S, &m);
 }
 
@@ -92,7 +135,8 @@ void gla_forward_recurrent(float *out, const float *q, const float *k, const flo
     la_sanitize_swla(&swla, &W, &S);
     const int ld = H * dk, ldv = H * dv;
     const float scale = 1.0f / sqrtf((float)dk);
-    #pragma omp parallel
+    const double per_token = swla == 0 ? 4.0 * dk * dv : 2.0 * (swla == 1 ? W : W + S) * (dk + dv);
+    #pragma omp parallel if (H > 1 && hs_parallel_worth(per_token * T * H))
     {
         float *St = malloc(sizeof(float) * ((size_t)dk * dv + dk));
         if (!St) abort();

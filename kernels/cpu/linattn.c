@@ -386,8 +386,10 @@ void la_forward_chunked(float *out, const float *v, int T, int C, int swla, int 
         need = plain_scratch(&d, C);
     }
     need = rounded(need);
-    const int nb = hs_blas_serial_begin();
-    #pragma omp parallel
+    const double flops = (double)T * m->H * (4.0 * m->dk * m->dv + 2.0 * C * (m->dk + m->dv)) * (m->dense ? 3 : 1);
+    const int par = m->H > 1 && hs_parallel_worth(flops);
+    const int nb = par ? hs_blas_serial_begin() : 1;
+    #pragma omp parallel if (par)
     {
         float *scratch = aligned_alloc(64, need * sizeof(float));
         if (!scratch) abort();
@@ -399,6 +401,6 @@ void la_forward_chunked(float *out, const float *v, int T, int C, int swla, int 
         }
         free(scratch);
     }
-    hs_blas_serial_end(nb);
+    if (par) hs_blas_serial_end(nb);
     free(g.start);
 }

@@ -5,7 +5,7 @@
 #include <math.h>
 
 void rmsnorm_forward(float *out, const float *in, const float *weight, int n, int dim, float eps) {
-    #pragma omp parallel for schedule(static) if ((long)n * dim > 65536)
+    #pragma omp parallel for schedule(static) if ((long)n * dim > (1 << 18))
     for (int i = 0; i < n; i++) {
         const float *x = in + (size_t)i * dim;
         float *y = out + (size_t)i * dim;
@@ -18,7 +18,7 @@ void rmsnorm_forward(float *out, const float *in, const float *weight, int n, in
 
 void l2norm_heads_forward(float *x, int T, int n_heads, int dim, float eps) {
     long rows = (long)T * n_heads;
-    #pragma omp parallel for schedule(static) if (rows * dim > 65536)
+    #pragma omp parallel for schedule(static) if (rows * dim > (1 << 18))
     for (long r = 0; r < rows; r++) {
         float *y = x + (size_t)r * dim;
         double ss = 0.0;

@@ -12,7 +12,7 @@ void rope_forward(float *x, int T, int n_heads, int head_dim, float theta, int p
     double *inv_freq = malloc(sizeof(double) * (size_t)half);
     if (!inv_freq) abort();
     for (int i = 0; i < half; i++) inv_freq[i] = pow((double)theta, -2.0 * i / head_dim);
-    #pragma omp parallel if ((long)T * n_heads * head_dim > 65536)
+    #pragma omp parallel if ((long)T * n_heads * head_dim > (1 << 18))
     {
         float *cs = malloc(sizeof(float) * 2 * (size_t)half);
         if (!cs) abort();
