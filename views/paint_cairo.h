@@ -24,9 +24,6 @@ hs_canvas *hs_canvas_cairo_pixels(uint8_t *pixels, int pw, int ph, int stride, d
                                   int dark, char *err, size_t errlen);
 void hs_canvas_cairo_free(hs_canvas *c);
 
-/* Paints the whole canvas with the theme background. */
-void hs_canvas_clear(hs_canvas *c);
-
 /* Renders view v alone into an image file chosen by the extension of `path`: .png (width x
  * height canvas units, times `scale` device pixels), .svg or .pdf (width x height points,
  * vector). Writes to a temporary file next to `path` and renames it, so a failed export never

@@ -33,6 +33,7 @@ typedef struct {
     int colors;                /* 256 or 8: palette the front end will show (views may use
                                   it to pick more distinct colours); 0 = monochrome */
     int dark;
+    int clip_x0, clip_y0, clip_x1, clip_y1;  /* painter state: current clip, half-open cells */
 } hs_text_grid;
 
 /* Allocates a cols x rows grid cleared to the theme background. Returns 0, -1 on bad size or

@@ -104,5 +104,7 @@ hs_rgba hs_theme_fg(int dark);
 typedef struct { hs_canvas c; hs_canvas *parent; double ox, oy; } hs_canvas_area;
 void hs_canvas_area_init(hs_canvas_area *a, hs_canvas *parent, double x, double y, double w,
                          double h);
+/* Paints the whole canvas with the theme background. */
+void hs_canvas_clear(hs_canvas *c);
 
 #endif
