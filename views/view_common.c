@@ -380,6 +380,10 @@ void hs_vc_placeholder(hs_canvas *c, double x, double y, double w, double h, con
             hs_vc_muted(c->dark), HS_ALIGN_CENTER, 0);
 }
 
+double hs_vc_title_height(hs_canvas *c) {
+    return c->is_text ? 1 : hs_vc_pad(c) + hs_vc_line(c) * 1.3;
+}
+
 double hs_vc_title(hs_canvas *c, const hs_view_input *in, const char *title) {
     int dark = c->dark;
     double fs = hs_vc_font(c), ln = hs_vc_line(c), pad = hs_vc_pad(c);
@@ -397,5 +401,5 @@ double hs_vc_title(hs_canvas *c, const hs_view_input *in, const char *title) {
     double sx = x + tw + (c->is_text ? 2 : fs);
     hs_vc_fit(c, fit, sizeof fit, sub, fs * 0.9, c->width - sx - pad);
     if (fit[0]) c->text(c, sx, y, fit, fs * 0.9, hs_vc_muted(dark), HS_ALIGN_LEFT, 0);
-    return c->is_text ? 1 : pad + ln * 1.3;
+    return hs_vc_title_height(c);
 }

@@ -89,6 +89,7 @@ double hs_vc_legend(hs_canvas *c, double x_right, double y_top, const hs_legend_
 void hs_vc_placeholder(hs_canvas *c, double x, double y, double w, double h, const char *msg);
 /* Title line at the top of a view; returns the height used. */
 double hs_vc_title(hs_canvas *c, const hs_view_input *in, const char *title);
+double hs_vc_title_height(hs_canvas *c);
 /* Shortens s to fit max_w (ending in "..") into out. */
 void hs_vc_fit(hs_canvas *c, char *out, size_t n, const char *s, double size, double max_w);
 

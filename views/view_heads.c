@@ -1,0 +1,264 @@
+/* Heads view: small multiples of every head's pooled map, layers as rows and heads as columns
+ * (an HH layer shows its biased mixer's heads, then its NoPE heads), each tagged with its
+ * branch type, entropy and hit rate; the selected head is outlined. When the grid does not
+ * fit, a window of rows/columns around the selected head is shown. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "view_common.h"
+
+typedef struct {
+    int n;                       /* heads */
+    int n_layers, max_cols;      /* grid size */
+    int row0, rows, col0, cols;  /* visible window */
+    double x0, y0;               /* top-left of the grid */
+    double cw, ch;               /* one cell: map + tag */
+    double map_w, map_h, tag_h;
+    double label_w;
+    double legend_y;
+} heads_layout;
+
+static int head_layer(const hs_view_input *in, int i) {
+    if (in->probe && i < in->probe->n_heads) return in->probe->heads[i].layer;
+    return in->maps[i].head.layer;
+}
+
+static int head_count(const hs_view_input *in) {
+    if (in->probe && in->probe->n_heads > 0) return in->probe->n_heads;
+    return in->maps ? in->n_maps : 0;
+}
+
+static hs_mixer_type head_type(const hs_view_input *in, int i) {
+    if (in->probe && i < in->probe->n_heads) return in->probe->heads[i].type;
+    return in->maps[i].type;
+}
+
+/* Column of head i within its layer (heads are layer-major). */
+static int head_col(const hs_view_input *in, int i) {
+    int l = head_layer(in, i), k = 0;
+    for (int j = i - 1; j >= 0 && head_layer(in, j) == l; j--) k++;
+    return k;
+}
+
+static const hs_pooled_map *head_map(const hs_view_input *in, int i) {
+    return in->maps && i < in->n_maps ? &in->maps[i] : NULL;
+}
+
+static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, double top) {
+    memset(L, 0, sizeof *L);
+    L->n = head_count(in);
+    for (int i = 0; i < L->n; i++) {
+        int l = head_layer(in, i) + 1, k = head_col(in, i) + 1;
+        if (l > L->n_layers) L->n_layers = l;
+        if (k > L->max_cols) L->max_cols = k;
+    }
+    double fs = hs_vc_font(c), pad = hs_vc_pad(c);
+    double legend_h = c->is_text ? 1 : hs_vc_line(c) * 1.4;
+    L->label_w = c->is_text ? 6 : fs * 3.6;
+    double avail_w = c->width - L->label_w - (c->is_text ? 0 : pad * 2);
+    double avail_h = c->height - top - legend_h - (c->is_text ? 0 : pad);
+    L->tag_h = c->is_text ? 1 : fs * 0.85 * 2.3;
+    double min_w = c->is_text ? 5 : fs * 2.6, min_h = c->is_text ? 3 : L->tag_h + fs * 2;
+    L->cols = L->max_cols;
+    L->rows = L->n_layers;
+    if (L->cols * min_w > avail_w) L->cols = (int)(avail_w / min_w);
+    if (L->rows * min_h > avail_h) L->rows = (int)(avail_h / min_h);
+    if (L->cols < 1) L->cols = 1;
+    if (L->rows < 1) L->rows = 1;
+    /* window around the selection */
+    int sl = 0, sc = 0;
+    if (in->sel_head >= 0 && in->sel_head < L->n) {
+        sl = head_layer(in, in->sel_head);
+        sc = head_col(in, in->sel_head);
+    }
+    L->row0 = sl - L->rows / 2;
+    if (L->row0 + L->rows > L->n_layers) L->row0 = L->n_layers - L->rows;
+    if (L->row0 < 0) L->row0 = 0;
+    L->col0 = sc - L->cols / 2;
+    if (L->col0 + L->cols > L->max_cols) L->col0 = L->max_cols - L->cols;
+    if (L->col0 < 0) L->col0 = 0;
+    L->cw = avail_w / L->cols;
+    L->ch = avail_h / L->rows;
+    if (c->is_text) {
+        L->cw = floor(L->cw);
+        L->ch = floor(L->ch);
+        L->map_h = L->ch - L->tag_h;
+        L->map_w = L->cw - 1;
+        if (L->map_w > L->map_h * 2 + 2) L->map_w = L->map_h * 2 + 2;  /* cells are ~2:1 */
+    } else {
+        double gap = fmax(3, fs * 0.5);
+        double side = fmin(L->cw - gap, L->ch - L->tag_h - gap);
+        if (side > fs * 14) side = fs * 14;
+        L->map_w = L->map_h = side;
+        /* shrink cells to the maps so the grid is compact, centred */
+        L->cw = side + fmax(gap, fs * 0.4);
+        if (L->cw * L->cols > avail_w) L->cw = avail_w / L->cols;
+        L->ch = side + L->tag_h + gap;
+    }
+    L->x0 = L->label_w + (c->is_text ? 0 : pad);
+    if (!c->is_text) L->x0 += fmax(0, (avail_w - L->cw * L->cols) / 2);
+    L->y0 = top + (c->is_text ? 0 : pad * 0.5);
+    L->legend_y = c->is_text ? c->height - 1 : fmin(L->y0 + L->ch * L->rows + pad,
+                                                     c->height - legend_h);
+}
+
+static int cell_pos(const heads_layout *L, const hs_view_input *in, int i, double *x, double *y) {
+    int r = head_layer(in, i) - L->row0, k = head_col(in, i) - L->col0;
+    if (r < 0 || r >= L->rows || k < 0 || k >= L->cols) return 0;
+    *x = L->x0 + k * L->cw;
+    *y = L->y0 + r * L->ch;
+    return 1;
+}
+
+static double title_of(hs_canvas *c, const hs_view_input *in) {
+    return hs_vc_title(c, in, c->is_text && c->width < 70 ? "Heads" : "Heads: pooled attention");
+}
+
+void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
+    int dark = c->dark;
+    double top = title_of(c, in);
+    double fs = hs_vc_font(c);
+    if (head_count(in) == 0) {
+        hs_vc_placeholder(c, 0, top, c->width, c->height - top,
+                          "no probe yet: press Enter to run one");
+        return;
+    }
+    heads_layout L;
+    layout(&L, c, in, top);
+    hs_rgba fg = hs_theme_fg(dark), mu = hs_vc_muted(dark);
+    char buf[96], fit[96];
+
+    /* layer labels */
+    for (int r = 0; r < L.rows; r++) {
+        int l = L.row0 + r;
+        int hh = in->cfg && l < in->cfg->num_layers ? in->cfg->layers[l].n_mixers == 2 : 0;
+        double cy = L.y0 + r * L.ch + (c->is_text ? 0.5 : L.map_h / 2);
+        snprintf(buf, sizeof buf, "L%d", l);
+        c->text(c, c->is_text ? 0 : hs_vc_pad(c), cy, buf, fs, fg, HS_ALIGN_LEFT, 1);
+        if (in->cfg) {
+            c->text(c, c->is_text ? 0 : hs_vc_pad(c), cy + (c->is_text ? 1 : fs * 1.2),
+                    hh ? "HH" : "LH", fs * 0.8, mu, HS_ALIGN_LEFT, 0);
+        }
+    }
+    for (int i = 0; i < L.n; i++) {
+        double x, y;
+        if (!cell_pos(&L, in, i, &x, &y)) continue;
+        hs_mixer_type t = head_type(in, i);
+        hs_rgba bc = hs_branch_color(t, dark);
+        double mx = x + (c->is_text ? 1 : 0), my = y;
+        const hs_pooled_map *m = head_map(in, i);
+        if (m) hs_vc_heatmap(c, mx, my, L.map_w, L.map_h, m, 0, NULL);
+        else if (!c->is_text) c->fill_rect(c, mx, my, L.map_w, L.map_h, hs_vc_nan(dark));
+        int sel = i == in->sel_head;
+        if (!c->is_text) {
+            c->fill_rect(c, mx, my - 2.5, L.map_w, 2.5, bc);          /* branch band */
+            if (sel)
+                c->stroke_rect(c, mx - 2.5, my - 5, L.map_w + 5, L.map_h + L.tag_h + 5,
+                               hs_vc_accent(dark), 2.2);
+        } else {
+            c->fill_rect(c, x, my, 1, L.map_h, sel ? hs_vc_accent(dark) : bc);
+        }
+        /* tag: branch label, then entropy / hit rate */
+        const hs_head_stat *st = in->probe && i < in->probe->n_heads ? &in->probe->heads[i] : NULL;
+        const char *lab = hs_vc_branch_label(t);
+        double ty = my + L.map_h + (c->is_text ? 0.5 : fs * 0.85 * 0.65);
+        double avail = L.map_w + (c->is_text ? 1 : 0);
+        if (c->is_text) {
+            char ent[16] = "", hit[16] = "";
+            if (st) {
+                snprintf(ent, sizeof ent, "%.2f", st->entropy);
+                snprintf(hit, sizeof hit, "%.2f", st->hit_rate);
+            }
+            /* "NoPE .82 .41" when it fits, else "N.82" */
+            if (st) snprintf(buf, sizeof buf, "%s %s %s", lab, ent + (st->entropy < 1), hit + (st->hit_rate < 1));
+            else snprintf(buf, sizeof buf, "%s", lab);
+            if (c->text_width(c, buf, 1) > avail && st)
+                snprintf(buf, sizeof buf, "%c%s %s", lab[0], ent + (st->entropy < 1), hit + (st->hit_rate < 1));
+            if (c->text_width(c, buf, 1) > avail && st)
+                snprintf(buf, sizeof buf, "%c%s", lab[0], ent + (st->entropy < 1));
+            hs_vc_fit(c, fit, sizeof fit, buf, 1, avail);
+            if (sel) c->fill_rect(c, x, floor(ty), avail, 1, hs_vc_accent(dark));
+            c->text(c, x, ty, fit, 1, sel ? hs_theme_bg(dark) : bc, HS_ALIGN_LEFT, 1);
+        } else {
+            double tfs = fs * 0.8;
+            snprintf(buf, sizeof buf, "%s h%d", lab, in->probe ? in->probe->heads[i].head : m->head.head);
+            hs_vc_fit(c, fit, sizeof fit, buf, tfs, avail);
+            c->text(c, mx, ty, fit, tfs, bc, HS_ALIGN_LEFT, 1);
+            if (st) {
+                snprintf(buf, sizeof buf, "H %.2f  hit %.2f", st->entropy, st->hit_rate);
+                if (c->text_width(c, buf, tfs * 0.95) > avail)
+                    snprintf(buf, sizeof buf, "%.2f/%.2f", st->entropy, st->hit_rate);
+                hs_vc_fit(c, fit, sizeof fit, buf, tfs * 0.95, avail);
+                c->text(c, mx, ty + tfs * 1.15, fit, tfs * 0.95, mu, HS_ALIGN_LEFT, 0);
+            }
+        }
+    }
+    /* footer: which part is shown, what the tags mean, branch colours */
+    char foot[256];
+    int shown_all = L.rows == L.n_layers && L.cols == L.max_cols;
+    char part[96] = "";
+    if (!shown_all)
+        snprintf(part, sizeof part, "layers %d-%d of %d, heads %d-%d of %d  ", L.row0,
+                 L.row0 + L.rows - 1, L.n_layers, L.col0, L.col0 + L.cols - 1, L.max_cols);
+    const char *pooled = in->maps && in->n_maps > 0 && in->maps[0].agg == HS_POOL_MAX ? "max" : "mean";
+    if (c->is_text)
+        snprintf(foot, sizeof foot, "%sentropy hit  %s-pooled", part, pooled);
+    else
+        snprintf(foot, sizeof foot, "%sH = normalised entropy, hit = top-%d hit rate; %s-pooled, each map on its own scale",
+                 part, in->probe ? in->probe->topk : in->topk, pooled);
+    /* branch colours present */
+    int present[HS_MIXER_TYPES] = { 0 };
+    for (int i = 0; i < L.n; i++) {
+        int t = head_type(in, i);
+        if (t >= 0 && t < HS_MIXER_TYPES) present[t] = 1;
+    }
+    double x = c->is_text ? 0 : hs_vc_pad(c) * 1.5;
+    double cy = c->is_text ? L.legend_y + 0.5 : L.legend_y + hs_vc_line(c) * 0.6;
+    for (int t = 0; t < HS_MIXER_TYPES; t++) {
+        if (!present[t]) continue;
+        hs_rgba bc = hs_branch_color((hs_mixer_type)t, dark);
+        if (c->is_text) {
+            c->fill_rect(c, x, floor(cy), 1, 1, bc);
+            x += 1;
+        } else {
+            c->fill_rect(c, x, cy - fs * 0.4, fs * 0.8, fs * 0.8, bc);
+            x += fs * 1.1;
+        }
+        c->text(c, x, cy, hs_vc_branch_label((hs_mixer_type)t), fs * 0.9, fg, HS_ALIGN_LEFT, 0);
+        x += c->text_width(c, hs_vc_branch_label((hs_mixer_type)t), fs * 0.9) + (c->is_text ? 1 : fs);
+    }
+    hs_vc_fit(c, fit, sizeof fit, foot, fs * 0.85, c->width - x - hs_vc_pad(c));
+    c->text(c, x, cy, fit, fs * 0.85, mu, HS_ALIGN_LEFT, 0);
+}
+
+int hs_view_heads_hit(hs_view_hit *out, hs_canvas *c, const hs_view_input *in, double x,
+                      double y) {
+    if (head_count(in) == 0) return HS_HIT_NONE;
+    double top = hs_vc_title_height(c);
+    heads_layout L;
+    layout(&L, c, in, top);
+    for (int i = 0; i < L.n; i++) {
+        double cx, cy;
+        if (!cell_pos(&L, in, i, &cx, &cy)) continue;
+        if (x >= cx && x < cx + L.cw && y >= cy - (c->is_text ? 0 : 5) && y < cy + L.ch) {
+            out->what = HS_HIT_HEAD;
+            out->head = i;
+            hs_mixer_type t = head_type(in, i);
+            if (in->probe && i < in->probe->n_heads) {
+                const hs_head_stat *s = &in->probe->heads[i];
+                snprintf(out->text, sizeof out->text,
+                         "L%d.M%d.H%d %s  entropy %.3f  hit %.3f  retrieval %.3f", s->layer,
+                         s->mixer, s->head, hs_vc_branch_label(t), s->entropy, s->hit_rate,
+                         s->retrieval);
+            } else {
+                const hs_pooled_map *m = &in->maps[i];
+                snprintf(out->text, sizeof out->text, "L%d.M%d.H%d %s", m->head.layer,
+                         m->head.mixer, m->head.head, hs_vc_branch_label(t));
+            }
+            return out->what;
+        }
+    }
+    return HS_HIT_NONE;
+}
