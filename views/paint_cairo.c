@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *ext_of(const char *path) {
@@ -344,6 +345,10 @@ int hs_export_view(const char *path, int width, int height, double scale, int da
         free(tmp);
         return -1;
     }
+    /* mkstemp makes the file 0600; give it the mode a plain fopen would have */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) { /* keep 0600: still a correct file */ }
     FILE *f = fdopen(fd, "wb");
     if (!f) {
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));

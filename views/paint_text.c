@@ -320,7 +320,12 @@ static void t_marker(hs_canvas *c, double x, double y, double size, hs_marker m,
         blend(cell->fg, cell->bg, col);
         return;
     }
-    braille_dot(t, x, y, col);
+    /* a 2 x 2 block of dots: visible, yet placed at sub-cell resolution */
+    double hx = 0.25, hy = 0.125;                     /* half a dot */
+    braille_dot(t, x - hx, y - hy, col);
+    braille_dot(t, x + hx, y - hy, col);
+    braille_dot(t, x - hx, y + hy, col);
+    braille_dot(t, x + hx, y + hy, col);
 }
 
 /* Decodes UTF-8 into code points; in ASCII mode maps the few non-ASCII symbols views use to

@@ -296,7 +296,7 @@ void hs_vc_colorbar(hs_canvas *c, double x, double y, double w, double h, double
     if (!(vmax > 0)) return;
     hs_axis a = { log_color ? vmax * pow(10, -decades) : 0, vmax, y + h, y, log_color };
     double ticks[16];
-    int n = hs_vc_ticks(&a, c->is_text ? (int)(h / 2) + 1 : (int)(h / (fs * 2.5)) + 1, 0, ticks, 16);
+    int n = hs_vc_ticks(&a, c->is_text ? (int)(h / 2) + 1 : (int)(h / (fs * 5)) + 2, 0, ticks, 16);
     char lab[32];
     for (int i = 0; i < n; i++) {
         double py = hs_axis_map(&a, ticks[i]);
@@ -390,7 +390,8 @@ double hs_vc_title(hs_canvas *c, const hs_view_input *in, const char *title) {
     double y = c->is_text ? 0.5 : pad + ln * 0.55;
     double x = c->is_text ? 0 : pad * 1.5;
     c->text(c, x, y, title, fs * (c->is_text ? 1 : 1.15), hs_theme_fg(dark), HS_ALIGN_LEFT, 1);
-    double tw = c->text_width(c, title, fs * (c->is_text ? 1 : 1.15));
+    /* text_width measures the regular face; bold runs about 10% wider */
+    double tw = c->text_width(c, title, fs * (c->is_text ? 1 : 1.15)) * (c->is_text ? 1 : 1.12);
     char sub[384], kn[256] = "";
     if (in && in->knobs) hs_knobs_describe(kn, sizeof kn, in->knobs);
     char len[32] = "";

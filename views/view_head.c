@@ -50,7 +50,7 @@ static void layout(head_layout *L, hs_canvas *c, const hs_view_input *in, const 
     const hs_probe_result *p = in->probe;
     int have_tok = p && p->tokens && m->s1 <= p->T && m->t1 <= p->T;
     double tpb_s = (double)(m->s1 - m->s0) / m->bins_s, tpb_t = (double)(m->t1 - m->t0) / m->bins_t;
-    if (have_tok && tpb_t <= 8) {
+    if (have_tok && tpb_t <= 4) {
         L->tok_y = 1;
         L->tok_y_w = c->is_text ? 0 : c->text_width(c, "MMMMMM", fs * 0.8);
         if (c->is_text) L->tok_y = 0;                  /* no room at 80 columns */
@@ -70,6 +70,8 @@ static void layout(head_layout *L, hs_canvas *c, const hs_view_input *in, const 
         double side = fmin(aw, ah);
         L->mw = L->mh = side;
     }
+    /* centre map + colour bar in the width left over by the square map */
+    if (!c->is_text && aw > L->mw) left += (aw - L->mw) / 2;
     L->mx = c->is_text ? floor(left) : left;
     L->my = c->is_text ? floor(top) : top;
     L->cbx = L->mx + L->mw + (c->is_text ? 2 : fs * 1.2);

@@ -136,9 +136,10 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
         int hh = in->cfg && l < in->cfg->num_layers ? in->cfg->layers[l].n_mixers == 2 : 0;
         double cy = L.y0 + r * L.ch + (c->is_text ? 0.5 : L.map_h / 2);
         snprintf(buf, sizeof buf, "L%d", l);
-        c->text(c, c->is_text ? 0 : hs_vc_pad(c), cy, buf, fs, fg, HS_ALIGN_LEFT, 1);
+        double lx = c->is_text ? 0 : L.x0 - L.label_w;
+        c->text(c, lx, cy, buf, fs, fg, HS_ALIGN_LEFT, 1);
         if (in->cfg) {
-            c->text(c, c->is_text ? 0 : hs_vc_pad(c), cy + (c->is_text ? 1 : fs * 1.2),
+            c->text(c, lx, cy + (c->is_text ? 1 : fs * 1.2),
                     hh ? "HH" : "LH", fs * 0.8, mu, HS_ALIGN_LEFT, 0);
         }
     }

@@ -155,7 +155,7 @@ void hs_view_model_draw(hs_canvas *c, const hs_view_input *in) {
     if (ymax / ymin < 10) { ymin = ymax / 10; }
     hs_axis ax = { (double)tmin, (double)tmax, px, px + pw, 1 };
     hs_axis ay = { ymin / 1.3, ymax * 1.3, py + ph, py, 1 };
-    hs_vc_axes(c, px, py, pw, ph, &ax, &ay, HS_TICK_TOKENS, HS_TICK_BYTES, 1, 0, "context length",
+    hs_vc_axes(c, px, py, pw, ph, &ax, &ay, HS_TICK_TOKENS, HS_TICK_BYTES, 1, 1, "context length",
                c->is_text ? "cache+state" : "KV cache + recurrent state (fp32)", 1);
     hs_rgba col = hs_branch_color(HS_ROPE, dark);
     for (int i = 1; i < N; i++)

@@ -3,6 +3,7 @@
  * coloured by the accuracy so far with the count shown. Accuracy per length sits under each
  * grid; the selected cell's needle, question and the model's answer are shown below. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,9 +52,9 @@ static void layout(needle_layout *L, hs_canvas *c, const hs_view_input *in) {
         if (cw > 8) cw = 8;
         if (ch > 3) ch = 3;
     } else {
-        if (cw > fs * 6) cw = fs * 6;
-        if (ch > cw * 0.8) ch = cw * 0.8;
-        if (ch > fs * 3) ch = fs * 3;
+        if (cw > fs * 7) cw = fs * 7;
+        if (ch > cw * 0.85) ch = cw * 0.85;
+        if (ch > fs * 4.5) ch = fs * 4.5;
     }
     L->cw = cw;
     L->ch = ch;
@@ -67,7 +68,8 @@ static void layout(needle_layout *L, hs_canvas *c, const hs_view_input *in) {
     }
     L->gy = top;
     L->acc_y = L->gy + L->gh + (c->is_text ? 1 : ln * 1.35);
-    L->panel_y = c->height - L->panel_h - (c->is_text ? 0 : pad);
+    L->panel_y = L->acc_y + (c->is_text ? 2 : ln * 2.6);
+    if (L->panel_y + L->panel_h > c->height) L->panel_y = c->height - L->panel_h;
 }
 
 void hs_view_needle_draw(hs_canvas *c, const hs_view_input *in) {
@@ -107,9 +109,14 @@ void hs_view_needle_draw(hs_canvas *c, const hs_view_input *in) {
                 double acc = (double)ok / done;
                 hs_rgba col = hs_cmap_niah(acc);
                 int partial = done < r->samples;
-                if (partial) col = hs_vc_mix(hs_theme_bg(dark), col, 0.55);
-                if (c->is_text) c->fill_rect(c, x, y, L.cw, L.ch, col);
-                else c->fill_rect(c, x + 0.5, y + 0.5, L.cw - 1, L.ch - 1, col);
+                if (c->is_text) c->fill_rect(c, x, y, L.cw, L.ch, partial ? hs_vc_mix(hs_theme_bg(dark), col, 0.6) : col);
+                else if (!partial) c->fill_rect(c, x + 0.5, y + 0.5, L.cw - 1, L.ch - 1, col);
+                else {
+                    /* running: the cell fills from the bottom as its samples complete */
+                    double f = (double)done / r->samples, ih = L.ch - 3;
+                    c->fill_rect(c, x + 1.5, y + 1.5 + ih * (1 - f), L.cw - 3, ih * f, col);
+                    c->stroke_rect(c, x + 1.5, y + 1.5, L.cw - 3, L.ch - 3, col, 1.2);
+                }
                 /* the number: accuracy % when finished, count so far while running */
                 if (partial) snprintf(buf, sizeof buf, "%d/%d", ok, done);
                 else snprintf(buf, sizeof buf, "%.0f", acc * 100);
@@ -117,6 +124,7 @@ void hs_view_needle_draw(hs_canvas *c, const hs_view_input *in) {
                 if (c->text_width(c, buf, tfs) <= L.cw - (c->is_text ? 0 : 2) &&
                     (c->is_text || L.ch >= tfs * 1.1)) {
                     hs_rgba tc = { 0.08f, 0.08f, 0.08f, 1 };
+                    if (partial && !c->is_text) tc = hs_theme_fg(dark);
                     c->text(c, x + L.cw / 2, c->is_text ? floor(y + L.ch / 2) + 0.5 : y + L.ch / 2,
                             buf, tfs, tc, HS_ALIGN_CENTER, 0);
                 }
@@ -133,8 +141,8 @@ void hs_view_needle_draw(hs_canvas *c, const hs_view_input *in) {
                 c->text(c, gx - (c->is_text ? 1 : fs * 0.4), c->is_text ? floor(cy) + 0.5 : cy,
                         buf, fs * 0.85, mu, HS_ALIGN_RIGHT, 0);
             }
-            c->text(c, c->is_text ? 0 : pad, c->is_text ? L.gy - 0.5 : L.gy - ln * 0.6, "depth",
-                    fs * 0.85, mu, HS_ALIGN_LEFT, 0);
+            if (c->is_text) c->text(c, 0, L.gy - 0.5, "depth", 1, mu, HS_ALIGN_LEFT, 0);
+            else c->text(c, gx - fs * 0.4, L.gy - ln * 0.6, "depth", fs * 0.85, mu, HS_ALIGN_RIGHT, 0);
         }
         double last = -1e9;
         for (int l = 0; l < r->n_lengths; l++) {
@@ -182,8 +190,25 @@ void hs_view_needle_draw(hs_canvas *c, const hs_view_input *in) {
     snprintf(buf, sizeof buf, "%d/%d cells, %d samples each", total_done, total_cells, r->samples);
     char fit[160];
     hs_vc_fit(c, fit, sizeof fit, buf, fs * 0.85, c->width * 0.45);
-    c->text(c, c->width - (c->is_text ? 0 : pad * 1.5), c->is_text ? top + 0.5 : top + ln * 0.35,
-            fit, fs * 0.85, mu, HS_ALIGN_RIGHT, 0);
+    double note_y = c->is_text ? L.acc_y + 1.5 : L.acc_y + ln * 1.5;
+    double right = c->width - (c->is_text ? 0 : pad * 1.5);
+    c->text(c, right, note_y, fit, fs * 0.85, mu, HS_ALIGN_RIGHT, 0);
+    if (!c->is_text) {
+        /* the colour scale, left of the note */
+        enum { NS = 64 };
+        uint8_t px[NS * 4];
+        for (int i = 0; i < NS; i++) {
+            hs_rgba col = hs_cmap_niah((i + 0.5) / NS);
+            px[i * 4] = (uint8_t)lrintf(col.r * 255);
+            px[i * 4 + 1] = (uint8_t)lrintf(col.g * 255);
+            px[i * 4 + 2] = (uint8_t)lrintf(col.b * 255);
+            px[i * 4 + 3] = 255;
+        }
+        double bw = fs * 7, bx = right - c->text_width(c, fit, fs * 0.85) - fs * 2.5 - bw;
+        c->text(c, bx - fs * 0.3, note_y, "0%", fs * 0.8, mu, HS_ALIGN_RIGHT, 0);
+        c->image(c, bx, note_y - fs * 0.4, bw, fs * 0.8, px, NS, 1);
+        c->text(c, bx + bw + fs * 0.3, note_y, "100%", fs * 0.8, mu, HS_ALIGN_LEFT, 0);
+    }
 
     /* selected cell: needle, question, answer */
     double py = L.panel_y, px = c->is_text ? 0 : pad * 1.5, pw = c->width - 2 * px;

@@ -67,7 +67,7 @@ void hs_view_ppl_draw(hs_canvas *c, const hs_view_input *in) {
         } else {
             for (double yy = y; yy < y + h; yy += fs * 0.8)
                 c->line(c, px, yy, px, fmin(yy + fs * 0.4, y + h), mu, 1);
-            c->text(c, px + fs * 0.3, y + ln * 0.5, "L0 (train context)", fs * 0.8, mu, HS_ALIGN_LEFT, 0);
+            c->text(c, px - fs * 0.3, y + h - ln * 0.5, "L0 (train context)", fs * 0.8, mu, HS_ALIGN_RIGHT, 0);
         }
     }
     c->clip(c, x, y, w, h);

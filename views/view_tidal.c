@@ -82,7 +82,8 @@ void hs_view_tidal_draw(hs_canvas *c, const hs_view_input *in) {
         c->marker(c, x0, y0, ms * 0.8, bin_marker[retr_bin(a->retrieval)], hs_vc_alpha(bc, 0.28f),
                   hs_vc_alpha(bc, 0.45f));
         double d = hypot(x1 - x0, y1 - y0);
-        if (d > ms * 1.2) {
+        /* on text cells arrows would be braille lines crossing every point: ghosts only */
+        if (!c->is_text && d > ms * 1.2) {
             /* stop the arrow at the edge of the current marker */
             double u = (d - ms * 0.7) / d;
             c->arrow(c, x0, y0, x0 + (x1 - x0) * u, y0 + (y1 - y0) * u, hs_vc_alpha(bc, 0.55f),

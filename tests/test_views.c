@@ -1,0 +1,658 @@
+/* Views from synthetic result structs only: every view drawn through the cairo painter
+ * (pixels, PNG, SVG, PDF) and the text-cell painter (UTF-8 and ASCII at 80x24). Pixel checks
+ * find regions through hs_view_hit_test, so they do not depend on layout constants: a
+ * known-hot map cell is yellow (viridis top), the no-causal-entry triangle is background, a
+ * 100% needle cell is green and a 0% one red, a tidal point has its branch colour.
+ *
+ * HS_VIEWS_DUMP=1 prints the 80x24 text renders. With HS_VIEWS_OUT=DIR set, views_export_files writes its files there (the CLI test
+ * tests/cli/views_vector.sh parses them; docs/img screenshots are made the same way). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "test.h"
+#include "../views/paint_cairo.h"
+#include "../views/paint_text.h"
+#include "../views/views.h"
+#ifdef HS_HAVE_CAIRO
+#include <cairo.h>
+#endif
+
+/* ---- synthetic inputs ---- */
+
+static const char cfg_json[] =
+    "{\"model_type\":\"hybrid\",\"vocab_size\":258,\"hidden_size\":64,\"intermediate_size\":128,"
+    "\"num_hidden_layers\":5,\"head_dim\":16,\"train_context\":1024,"
+    "\"tokenizer\":{\"type\":\"bytes\",\"bos_id\":256,\"eos_id\":257},\"layers\":["
+    "{\"mixers\":[{\"type\":\"gla\",\"num_heads\":4}]},"
+    "{\"mixers\":[{\"type\":\"gdn\",\"num_heads\":4}]},"
+    "{\"mixers\":[{\"type\":\"rope\",\"num_heads\":4}]},"
+    "{\"mixers\":[{\"type\":\"nope\",\"num_heads\":4}]},"
+    "{\"mixers\":[{\"type\":\"swa\",\"num_heads\":3,\"window\":128,\"rope_theta\":10000.0},"
+    "{\"type\":\"nope\",\"num_heads\":1}]}]}";
+
+#define SYN_T 256
+#define SYN_B 32
+#define HOT_T 20   /* hot bin of every map: row 20, column 5 */
+#define HOT_S 5
+
+typedef struct {
+    hs_config cfg;
+    hs_knobs knobs;
+    hs_probe_result probe, ghost;
+    hs_pooled_map maps[32];
+    int n_maps;
+    hs_niah_result niah;
+    hs_ppl_result ppl[2];
+    hs_view_input in;
+    char text[SYN_T + 1];
+} synth;
+
+static void make_probe(hs_probe_result *p, const hs_config *cfg, const char *text, double shift) {
+    memset(p, 0, sizeof *p);
+    p->T = SYN_T;
+    p->tokens = malloc(sizeof(int32_t) * SYN_T);
+    p->tokens[0] = 256;                                /* BOS */
+    for (int i = 1; i < SYN_T; i++) p->tokens[i] = (unsigned char)text[i];
+    p->span_start = 100;
+    p->span_end = 108;
+    p->n_probe = 16;
+    p->probe_pos = malloc(sizeof(int) * 16);
+    for (int i = 0; i < 16; i++) p->probe_pos[i] = SYN_T - 16 + i;
+    p->topk = 16;
+    int n = 0;
+    for (int l = 0; l < cfg->num_layers; l++)
+        for (int m = 0; m < cfg->layers[l].n_mixers; m++) n += cfg->layers[l].mixers[m].num_heads;
+    p->n_heads = n;
+    p->heads = calloc((size_t)n, sizeof *p->heads);
+    int k = 0;
+    for (int l = 0; l < cfg->num_layers; l++)
+        for (int m = 0; m < cfg->layers[l].n_mixers; m++)
+            for (int h = 0; h < cfg->layers[l].mixers[m].num_heads; h++, k++) {
+                hs_head_stat *s = &p->heads[k];
+                s->layer = l;
+                s->mixer = m;
+                s->head = h;
+                s->type = cfg->layers[l].mixers[m].type;
+                s->entropy = fmin(1, 0.1 + 0.05 * k + shift);
+                s->hit_rate = fmin(1, fmax(0, 0.9 - 0.045 * k + shift));
+                s->retrieval = k % 4 == 0 ? 0 : k % 4 == 1 ? 0.05 : k % 4 == 2 ? 0.3 : 0.8;
+            }
+    /* head 0 sits alone for the tidal colour check */
+    p->heads[0].entropy = 0.5;
+    p->heads[0].hit_rate = 0.5;
+    p->heads[0].retrieval = 0.8;
+    p->has_answer = 1;
+    snprintf(p->answer, sizeof p->answer, "1234567");
+}
+
+/* A plausible map per branch type (sink at BOS, local diagonals, the needle column for NoPE);
+ * `hot` adds the test's known-hot bin. */
+static void make_map(hs_pooled_map *m, const hs_head_stat *s, int hot) {
+    memset(m, 0, sizeof *m);
+    m->head.layer = s->layer;
+    m->head.mixer = s->mixer;
+    m->head.head = s->head;
+    m->type = s->type;
+    m->T = SYN_T;
+    m->t1 = m->s1 = SYN_T;
+    m->bins_t = m->bins_s = SYN_B;
+    m->cells = malloc(sizeof(float) * SYN_B * SYN_B);
+    double k = 1 + 0.3 * s->head;
+    for (int i = 0; i < SYN_B; i++)
+        for (int j = 0; j < SYN_B; j++) {
+            double v, d = i - j;
+            switch (s->type) {
+            case HS_NOPE: v = 0.3 / (i + 1) + (j == 0 ? 0.2 : 0) + ((j == 12 || j == 13) && i >= 28 ? 0.35 / k : 0); break;
+            case HS_ROPE: v = 0.45 * exp(-d / k) + (j == 0 ? 0.15 : 0) + 0.04 / (i + 1); break;
+            case HS_SWA: v = d < 16 ? 0.35 * exp(-d / (2 * k)) + 0.02 : 0; break;
+            case HS_GLA: v = 0.55 * exp(-d / (2.5 * k)); break;
+            default: v = 0.55 * exp(-d / k) + 0.02; break;
+            }
+            m->cells[i * SYN_B + j] = j > i ? NAN : (float)v;
+        }
+    if (hot) m->cells[HOT_T * SYN_B + HOT_S] = 0.9f;
+}
+
+static void make_niah(hs_niah_result *r) {
+    memset(r, 0, sizeof *r);
+    r->n_tasks = 2;
+    r->tasks[0] = HS_SK1;
+    r->tasks[1] = HS_SK3;
+    r->n_lengths = 4;
+    r->n_depths = 5;
+    r->samples = 4;
+    r->lengths = malloc(sizeof(int) * 4);
+    r->depths = malloc(sizeof(double) * 5);
+    for (int i = 0; i < 4; i++) r->lengths[i] = 1024 << i;
+    for (int i = 0; i < 5; i++) r->depths[i] = 25.0 * i;
+    int n = r->n_tasks * r->n_lengths * r->n_depths;
+    r->correct = calloc((size_t)n, sizeof(int));
+    r->done = calloc((size_t)n, sizeof(int));
+    r->shown = calloc((size_t)n, sizeof *r->shown);
+    r->shown_outcome = calloc((size_t)n, sizeof *r->shown_outcome);
+    for (int t = 0; t < 2; t++)
+        for (int l = 0; l < 4; l++)
+            for (int d = 0; d < 5; d++) {
+                int i = (t * 4 + l) * 5 + d;
+                /* task 0: length 0 all correct, length 1 all wrong, length 2 partial (2 of 3
+                 * done, 1 right), length 3 not run; task 1: mixed */
+                if (t == 0) {
+                    r->done[i] = l == 0 || l == 1 ? 4 : l == 2 ? 3 : 0;
+                    r->correct[i] = l == 0 ? 4 : l == 2 ? 1 : 0;
+                } else {
+                    r->done[i] = l < 3 ? 4 : 0;
+                    r->correct[i] = l < 3 ? (4 - l - (d % 2)) : 0;
+                    if (r->correct[i] < 0) r->correct[i] = 0;
+                }
+                hs_needle_sample *s = &r->shown[i];
+                s->task = r->tasks[t];
+                s->length = r->lengths[l];
+                s->depth = r->depths[d];
+                snprintf(s->key, sizeof s->key, "quiet-harbor");
+                snprintf(s->value, sizeof s->value, t == 0 ? "4817305" : "3f2a9c1e-0b4d-4e8a-9c7f-12ab34cd56ef");
+                snprintf(r->shown_outcome[i].answer, sizeof r->shown_outcome[i].answer, "%s",
+                         r->correct[i] ? s->value : "4817300");
+                r->shown_outcome[i].correct = r->correct[i] > 0;
+            }
+}
+
+static void make_ppl(hs_ppl_result *r, const char *label, double scale) {
+    memset(r, 0, sizeof *r);
+    r->n_buckets = 8;
+    r->bucket_start = malloc(sizeof(int) * 8);
+    r->bucket_end = malloc(sizeof(int) * 8);
+    r->ppl = malloc(sizeof(double) * 8);
+    for (int b = 0; b < 8; b++) {
+        r->bucket_start[b] = b == 0 ? 0 : 16 << (b - 1);
+        r->bucket_end[b] = 16 << b;
+        r->ppl[b] = scale * (8 + 6.0 / (b + 1) + (b >= 6 ? 4.0 * (b - 5) : 0));
+    }
+    r->overall = scale * 9;
+    r->length = 2048;
+    r->n_docs = 4;
+    snprintf(r->label, sizeof r->label, "%s", label);
+}
+
+static int synth_init(synth *S) {
+    memset(S, 0, sizeof *S);
+    char err[256];
+    if (hs_config_parse(&S->cfg, cfg_json, strlen(cfg_json), "synthetic", err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    const char *hay = "The grass is green. The sky is blue. The sun is yellow. Here we go. "
+                      "There and back again. ";
+    for (int i = 0; i < SYN_T; i++) S->text[i] = hay[i % strlen(hay)];
+    make_probe(&S->probe, &S->cfg, S->text, 0);
+    make_probe(&S->ghost, &S->cfg, S->text, 0.12);
+    S->n_maps = S->probe.n_heads;
+    for (int i = 0; i < S->n_maps; i++) make_map(&S->maps[i], &S->probe.heads[i], i == 13);
+    make_niah(&S->niah);
+    make_ppl(&S->ppl[0], "off", 1.0);
+    make_ppl(&S->ppl[1], "swla=exact", 0.9);
+    hs_view_input *in = &S->in;
+    in->cfg = &S->cfg;
+    in->model_name = "synthetic-5L";
+    in->knobs = &S->knobs;
+    in->length = 2048;
+    in->depth_pct = 50;
+    in->topk = 16;
+    in->task = HS_SK1;
+    in->probe = &S->probe;
+    in->maps = S->maps;
+    in->n_maps = S->n_maps;
+    in->sel_head = 13;
+    in->ghost = &S->ghost;
+    in->ghost_label = "log scaling on";
+    in->head_map = &S->maps[13];
+    in->niah = &S->niah;
+    in->sel_task = 0;
+    in->sel_length = 0;
+    in->sel_depth = 2;
+    in->ppl = S->ppl;
+    in->n_ppl = 2;
+    in->max_length = 65536;
+    return 0;
+}
+
+static void free_probe(hs_probe_result *p) {
+    free(p->tokens);
+    free(p->probe_pos);
+    free(p->heads);
+}
+
+static void synth_free(synth *S) {
+    free_probe(&S->probe);
+    free_probe(&S->ghost);
+    for (int i = 0; i < S->n_maps; i++) free(S->maps[i].cells);
+    hs_niah_result *r = &S->niah;
+    free(r->lengths);
+    free(r->depths);
+    free(r->correct);
+    free(r->done);
+    free(r->shown);
+    free(r->shown_outcome);
+    for (int k = 0; k < 2; k++) {
+        free(S->ppl[k].bucket_start);
+        free(S->ppl[k].bucket_end);
+        free(S->ppl[k].ppl);
+    }
+}
+
+/* ---- text painter ---- */
+
+static char *render_text(const synth *S, hs_view_kind v, hs_text_charset cs, int cols, int rows,
+                         int dark) {
+    hs_text_grid g;
+    if (hs_text_grid_init(&g, cols, rows, cs, 256, dark) != 0) return NULL;
+    hs_canvas c;
+    hs_canvas_text_init(&c, &g);
+    hs_view_draw(&c, v, &S->in);
+    char *s = hs_text_grid_to_utf8(&g);
+    hs_text_grid_free(&g);
+    return s;
+}
+
+TEST(views_text_80x24_labels) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "synthetic config did not parse");
+    static const char *const want[HS_VIEW_COUNT][3] = {
+        { "Heads", "L0", "NoPE" },        { "query", "needle", "linear" },
+        { "Tidal", "entropy", "hit@16" }, { "SK1", "SK3", "acc" },
+        { "Perplexity", "position", "swla=exact" }, { "Model", "parameters", "GLA" },
+    };
+    for (int v = 0; v < HS_VIEW_COUNT; v++)
+        for (int cs = 0; cs < 2; cs++) {
+            char *s = render_text(&S, (hs_view_kind)v, (hs_text_charset)cs, 80, 24, cs);
+            CHECK(s, "render failed");
+            if (getenv("HS_VIEWS_DUMP")) printf("---- %s %s\n%s", hs_view_name(v), cs ? "ascii" : "utf8", s);
+            int lines = 0;
+            for (char *p = s; *p; p++) lines += *p == '\n';
+            int ok = lines == 24;
+            for (int k = 0; k < 3 && ok; k++)
+                if (!strstr(s, want[v][k])) {
+                    fprintf(stderr, "%s\n", s);
+                    CHECK(0, "view %.200s (%.200s) lacks '%.200s'", hs_view_name(v), cs ? "ascii" : "utf8", want[v][k]);
+                }
+            if (cs == HS_TEXT_ASCII)
+                for (char *p = s; *p; p++)
+                    if ((unsigned char)*p >= 128 || ((unsigned char)*p < 32 && *p != '\n')) {
+                        free(s);
+                        CHECK(0, "view %.200s: non-ASCII byte 0x%02x in ASCII mode", hs_view_name(v),
+                              (unsigned char)*p);
+                    }
+            free(s);
+            CHECK(ok, "view %.200s: %d lines, want 24", hs_view_name(v), lines);
+        }
+    synth_free(&S);
+}
+
+TEST(views_text_heatmap_halfblocks_and_ramp) {
+    /* a 1 x 2 image (top red, bottom blue) into one cell */
+    uint8_t img[8] = { 255, 0, 0, 255, 0, 0, 255, 255 };
+    hs_text_grid g;
+    CHECK(hs_text_grid_init(&g, 4, 2, HS_TEXT_UTF8, 256, 0) == 0, "init");
+    hs_canvas c;
+    hs_canvas_text_init(&c, &g);
+    c.image(&c, 1, 0, 1, 1, img, 1, 2);
+    hs_text_cell *cell = hs_text_grid_at(&g, 1, 0);
+    CHECK(cell->ch == 0x2580, "half block expected, got U+%04X", cell->ch);
+    CHECK(cell->fg[0] == 255 && cell->fg[2] == 0 && cell->bg[2] == 255 && cell->bg[0] == 0,
+          "upper pixel is fg, lower is bg");
+    /* transparent pixels keep the background */
+    uint8_t clear[8] = { 0 };
+    c.image(&c, 2, 0, 1, 1, clear, 1, 2);
+    CHECK(hs_text_grid_at(&g, 2, 0)->ch == ' ' && hs_text_grid_at(&g, 2, 0)->bg[0] == 255,
+          "NaN (transparent) cell must stay background");
+    /* braille: two dots in one cell merge */
+    hs_rgba red = { 1, 0, 0, 1 };
+    /* a scatter marker is a 2x2 block of dots: at the cell's top-left, dots 1,2,4,5 */
+    c.marker(&c, 0.25, 1.25, 0.5, HS_MARK_CIRCLE, red, red);
+    CHECK(hs_text_grid_at(&g, 0, 1)->ch == (0x2800 | 0x01 | 0x02 | 0x08 | 0x10), "braille block: U+%04X",
+          hs_text_grid_at(&g, 0, 1)->ch);
+    /* a second one at the bottom-right merges into the same cell */
+    c.marker(&c, 0.74, 1.74, 0.5, HS_MARK_CIRCLE, red, red);
+    CHECK(hs_text_grid_at(&g, 0, 1)->ch == 0x28ff, "braille merge: U+%04X", hs_text_grid_at(&g, 0, 1)->ch);
+    hs_text_grid_free(&g);
+    /* ASCII: bright pixels are dense, dark ones sparse */
+    CHECK(hs_text_grid_init(&g, 2, 1, HS_TEXT_ASCII, 0, 0) == 0, "init");
+    hs_canvas_text_init(&c, &g);
+    uint8_t bright[8] = { 253, 231, 37, 255, 253, 231, 37, 255 }, dim[8] = { 68, 1, 84, 255, 68, 1, 84, 255 };
+    c.image(&c, 0, 0, 1, 1, bright, 1, 2);
+    c.image(&c, 1, 0, 1, 1, dim, 1, 2);
+    const char *ramp = " .:-=+*#%@";
+    uint32_t a = hs_text_grid_at(&g, 0, 0)->ch, b = hs_text_grid_at(&g, 1, 0)->ch;
+    CHECK(strchr(ramp, (int)a) && strchr(ramp, (int)b) && strchr(ramp, (int)a) > strchr(ramp, (int)b) &&
+              b != ' ',
+          "ramp: bright '%c' must be denser than dim '%c' (and dim not blank)", a, b);
+    hs_text_grid_free(&g);
+    /* quantisation */
+    uint8_t white[3] = { 255, 255, 255 }, pure_red[3] = { 255, 0, 0 };
+    CHECK(hs_text_rgb_to_256(white) == 231 || hs_text_rgb_to_256(white) == 255, "white -> 231");
+    CHECK(hs_text_rgb_to_8(pure_red) == 1, "red -> 1");
+}
+
+TEST(views_text_chrome_and_help) {
+    hs_text_grid g;
+    CHECK(hs_text_grid_init(&g, 80, 24, HS_TEXT_UTF8, 256, 1) == 0, "init");
+    hs_canvas c;
+    hs_canvas_text_init(&c, &g);
+    hs_chrome_input ci = { "sample-3to1", "cpu", "swla=exact", "needle sweep", 0.4, NULL, HS_VIEW_TIDAL };
+    hs_chrome_draw(&c, &ci);
+    CHECK(hs_chrome_top_height(&c) == 1 && hs_chrome_bottom_height(&c) == 2, "text chrome heights");
+    char row[1024];
+    hs_text_grid_row_utf8(&g, 0, row, sizeof row);
+    CHECK(strstr(row, "Tidal") && strstr(row, "Needle"), "tabs: %.200s", row);
+    hs_text_grid_row_utf8(&g, 22, row, sizeof row);
+    CHECK(strstr(row, "sample-3to1") && strstr(row, "40%"), "status: %.200s", row);
+    hs_text_grid_row_utf8(&g, 23, row, sizeof row);
+    CHECK(strstr(row, "help") && strstr(row, "quit"), "key bar: %.200s", row);
+    hs_help_overlay_draw(&c);
+    char *s = hs_text_grid_to_utf8(&g);
+    int found = 0;
+    for (int i = 0; i < hs_key_map_len; i++) found += strstr(s, hs_key_map[i].action) != NULL;
+    free(s);
+    /* every key fits at 80x24 (possibly shortened); most actions verbatim */
+    CHECK(found >= hs_key_map_len * 2 / 3, "help overlay shows %d of %d actions", found, hs_key_map_len);
+    hs_text_grid_free(&g);
+}
+
+TEST(views_placeholders_and_hits_without_data) {
+    hs_view_input in;
+    memset(&in, 0, sizeof in);
+    in.sel_head = in.sel_task = in.sel_length = in.sel_depth = -1;
+    hs_text_grid g;
+    CHECK(hs_text_grid_init(&g, 80, 24, HS_TEXT_ASCII, 0, 0) == 0, "init");
+    hs_canvas c;
+    hs_canvas_text_init(&c, &g);
+    for (int v = 0; v < HS_VIEW_COUNT; v++) {
+        hs_text_grid_clear(&g);
+        hs_view_draw(&c, (hs_view_kind)v, &in);
+        char *s = hs_text_grid_to_utf8(&g);
+        int has = strstr(s, "press Enter") || strstr(s, "no model");
+        free(s);
+        CHECK(has, "view %.200s: no placeholder", hs_view_name(v));
+        hs_view_hit hit;
+        CHECK(hs_view_hit_test(&hit, &c, (hs_view_kind)v, &in, 40, 12) == HS_HIT_NONE,
+              "view %.200s: hit without data", hs_view_name(v));
+    }
+    double x, y, w, h;
+    CHECK(!hs_view_head_map_rect(&c, &in, &x, &y, &w, &h), "no map rect without a map");
+    CHECK(hs_view_parse("tidal") == HS_VIEW_TIDAL && hs_view_parse("nope") == -1, "parse");
+    hs_text_grid_free(&g);
+}
+
+#ifdef HS_HAVE_CAIRO
+
+typedef struct { uint8_t *px; int w, h, stride; hs_canvas *c; } pixcanvas;
+
+static int pix_open(pixcanvas *p, int w, int h, int dark) {
+    p->w = w;
+    p->h = h;
+    p->stride = w * 4;
+    p->px = calloc((size_t)p->stride * h, 1);
+    char err[128];
+    p->c = hs_canvas_cairo_pixels(p->px, w, h, p->stride, 1.0, dark, err, sizeof err);
+    if (p->c) hs_canvas_clear(p->c);
+    return p->c ? 0 : -1;
+}
+
+static void pix_close(pixcanvas *p) {
+    hs_canvas_cairo_free(p->c);
+    free(p->px);
+}
+
+static void pix_rgb(const pixcanvas *p, int x, int y, double rgb[3]) {
+    uint32_t v = *(const uint32_t *)(p->px + (size_t)y * p->stride + (size_t)x * 4);
+    rgb[0] = ((v >> 16) & 255) / 255.0;
+    rgb[1] = ((v >> 8) & 255) / 255.0;
+    rgb[2] = (v & 255) / 255.0;
+}
+
+static double dist_rgb(const double a[3], hs_rgba b) {
+    return fabs(a[0] - b.r) + fabs(a[1] - b.g) + fabs(a[2] - b.b);
+}
+
+/* Number of distinct colours (coarsely) in the canvas: a blank image has 1. */
+static int distinct_colours(const pixcanvas *p) {
+    static uint8_t seen[4096];
+    memset(seen, 0, sizeof seen);
+    int n = 0;
+    for (int y = 0; y < p->h; y += 2)
+        for (int x = 0; x < p->w; x += 2) {
+            uint32_t v = *(const uint32_t *)(p->px + (size_t)y * p->stride + (size_t)x * 4);
+            int k = ((v >> 20) & 15) << 8 | ((v >> 12) & 15) << 4 | ((v >> 4) & 15);
+            if (!seen[k]) { seen[k] = 1; n++; }
+        }
+    return n;
+}
+
+TEST(views_cairo_every_view_not_blank) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    for (int dark = 0; dark < 2; dark++)
+        for (int v = 0; v < HS_VIEW_COUNT; v++) {
+            pixcanvas p;
+            CHECK(pix_open(&p, 800, 500, dark) == 0, "canvas");
+            hs_view_draw(p.c, (hs_view_kind)v, &S.in);
+            int n = distinct_colours(&p);
+            pix_close(&p);
+            CHECK(n >= 8, "view %.200s (%.200s) looks blank: %d colours", hs_view_name(v), dark ? "dark" : "light", n);
+        }
+    synth_free(&S);
+}
+
+TEST(views_cairo_head_hot_cell_and_nan_region) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    for (int dark = 0; dark < 2; dark++) {
+        pixcanvas p;
+        CHECK(pix_open(&p, 900, 640, dark) == 0, "canvas");
+        hs_view_draw(p.c, HS_VIEW_HEAD, &S.in);
+        double x, y, w, h;
+        CHECK(hs_view_head_map_rect(p.c, &S.in, &x, &y, &w, &h), "map rect");
+        CHECK(w > 100 && h > 100, "map too small: %gx%g", w, h);
+        double rgb[3];
+        /* centre of the hot bin */
+        int hx = (int)(x + (HOT_S + 0.5) * w / SYN_B), hy = (int)(y + (HOT_T + 0.5) * h / SYN_B);
+        pix_rgb(&p, hx, hy, rgb);
+        CHECK(dist_rgb(rgb, hs_cmap_viridis(1)) < 0.12, "hot cell (%d,%d) not yellow: %.2f %.2f %.2f",
+              hx, hy, rgb[0], rgb[1], rgb[2]);
+        /* a cold finite cell is dark purple-blue */
+        int cx = (int)(x + 3.5 * w / SYN_B), cy = (int)(y + 30.5 * h / SYN_B);
+        pix_rgb(&p, cx, cy, rgb);
+        CHECK(rgb[1] < 0.35 && rgb[2] > 0.25, "cold cell not dark: %.2f %.2f %.2f", rgb[0], rgb[1], rgb[2]);
+        /* the causal upper triangle: background-like (light theme: bright, dark: dark), never viridis */
+        int nx = (int)(x + 28.5 * w / SYN_B), ny = (int)(y + 2.5 * h / SYN_B);
+        pix_rgb(&p, nx, ny, rgb);
+        hs_rgba bg = hs_theme_bg(dark);
+        CHECK(dist_rgb(rgb, bg) < 0.45 && dist_rgb(rgb, hs_cmap_viridis(0)) > 0.3,
+              "NaN region not background: %.2f %.2f %.2f", rgb[0], rgb[1], rgb[2]);
+        /* hit test agrees with the bins */
+        hs_view_hit hit;
+        CHECK(hs_view_hit_test(&hit, p.c, HS_VIEW_HEAD, &S.in, hx, hy) == HS_HIT_CELL, "hit");
+        CHECK(hit.t == HOT_T * SYN_T / SYN_B && hit.s == HOT_S * SYN_T / SYN_B, "hit t=%d s=%d", hit.t, hit.s);
+        CHECK(strstr(hit.text, "0.9"), "hover text: %.200s", hit.text);
+        pix_close(&p);
+    }
+    /* log colour bar keeps the hot cell hot */
+    S.in.log_color = 1;
+    pixcanvas p;
+    CHECK(pix_open(&p, 640, 400, 0) == 0, "canvas");
+    hs_view_draw(p.c, HS_VIEW_HEAD, &S.in);
+    double x, y, w, h, rgb[3];
+    CHECK(hs_view_head_map_rect(p.c, &S.in, &x, &y, &w, &h), "map rect");
+    pix_rgb(&p, (int)(x + (HOT_S + 0.5) * w / SYN_B), (int)(y + (HOT_T + 0.5) * h / SYN_B), rgb);
+    CHECK(dist_rgb(rgb, hs_cmap_viridis(1)) < 0.12, "log: hot cell not yellow");
+    pix_close(&p);
+    synth_free(&S);
+}
+
+/* Centre of the region where hit-testing returns what `match` accepts (and its top-left). */
+typedef int (*hit_match)(const hs_view_hit *h, int a, int b, int c);
+static double region_x0, region_y0;
+static int find_region(hs_canvas *c, hs_view_kind v, const hs_view_input *in, hit_match m, int a,
+                       int b, int cc, double *cx, double *cy) {
+    double sx = 0, sy = 0;
+    int n = 0;
+    region_x0 = region_y0 = 1e9;
+    for (int y = 0; y < (int)c->height; y += 2)
+        for (int x = 0; x < (int)c->width; x += 2) {
+            hs_view_hit h;
+            if (hs_view_hit_test(&h, c, v, in, x, y) != HS_HIT_NONE && m(&h, a, b, cc)) {
+                sx += x;
+                sy += y;
+                n++;
+                if (x < region_x0) region_x0 = x;
+                if (y < region_y0) region_y0 = y;
+            }
+        }
+    if (!n) return 0;
+    *cx = sx / n;
+    *cy = sy / n;
+    return n;
+}
+
+static int match_needle(const hs_view_hit *h, int t, int l, int d) {
+    return h->what == HS_HIT_NEEDLE && h->task == t && h->length == l && h->depth == d;
+}
+static int match_head(const hs_view_hit *h, int i, int b, int c) {
+    (void)b; (void)c;
+    return h->what == HS_HIT_HEAD && h->head == i;
+}
+
+TEST(views_cairo_needle_colours) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    pixcanvas p;
+    CHECK(pix_open(&p, 800, 500, 0) == 0, "canvas");
+    hs_view_draw(p.c, HS_VIEW_NEEDLE, &S.in);
+    double cx, cy, rgb[3];
+    /* task 0, length 0: 100% -> green; length 1: 0% -> red; length 3: not run -> background */
+    CHECK(find_region(p.c, HS_VIEW_NEEDLE, &S.in, match_needle, 0, 0, 1, &cx, &cy), "cell 0/0/1");
+    pix_rgb(&p, (int)region_x0 + 4, (int)region_y0 + 4, rgb);   /* off the number */
+    CHECK(dist_rgb(rgb, hs_cmap_niah(1)) < 0.1 && rgb[1] > rgb[0], "100%% cell not green: %.2f %.2f %.2f",
+          rgb[0], rgb[1], rgb[2]);
+    CHECK(find_region(p.c, HS_VIEW_NEEDLE, &S.in, match_needle, 0, 1, 3, &cx, &cy), "cell 0/1/3");
+    pix_rgb(&p, (int)region_x0 + 4, (int)region_y0 + 4, rgb);
+    CHECK(dist_rgb(rgb, hs_cmap_niah(0)) < 0.1 && rgb[0] > rgb[1] && rgb[0] > rgb[2],
+          "0%% cell not red: %.2f %.2f %.2f", rgb[0], rgb[1], rgb[2]);
+    CHECK(find_region(p.c, HS_VIEW_NEEDLE, &S.in, match_needle, 0, 3, 1, &cx, &cy), "cell 0/3/1");
+    pix_rgb(&p, (int)region_x0 + 4, (int)region_y0 + 4, rgb);
+    CHECK(dist_rgb(rgb, hs_theme_bg(0)) < 0.05, "not-run cell not empty: %.2f %.2f %.2f", rgb[0], rgb[1], rgb[2]);
+    /* partial cell: lighter than the finished colour (mixed with background) */
+    CHECK(find_region(p.c, HS_VIEW_NEEDLE, &S.in, match_needle, 0, 2, 4, &cx, &cy), "cell 0/2/4");
+    hs_view_hit hit;
+    hs_view_hit_test(&hit, p.c, HS_VIEW_NEEDLE, &S.in, cx, cy);
+    CHECK(strstr(hit.text, "1/3") && strstr(hit.text, "running"), "partial hover: %.200s", hit.text);
+    pix_close(&p);
+    synth_free(&S);
+}
+
+TEST(views_cairo_tidal_point_colour) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    S.in.ghost = NULL;
+    S.in.sel_head = 5;
+    pixcanvas p;
+    CHECK(pix_open(&p, 800, 500, 0) == 0, "canvas");
+    hs_view_draw(p.c, HS_VIEW_TIDAL, &S.in);
+    double cx, cy, rgb[3];
+    /* head 0 (GLA) alone at (0.5, 0.5): the centre of its hit region is its marker */
+    hs_view_hit hit;
+    CHECK(find_region(p.c, HS_VIEW_TIDAL, &S.in, match_head, 0, 0, 0, &cx, &cy), "head 0 region");
+    hs_view_hit_test(&hit, p.c, HS_VIEW_TIDAL, &S.in, cx, cy);
+    CHECK(hit.head == 0 && strstr(hit.text, "GLA"), "hover: %.200s", hit.text);
+    pix_rgb(&p, (int)lrint(cx), (int)lrint(cy), rgb);
+    hs_rgba bc = hs_branch_color(HS_GLA, 0), bg = hs_theme_bg(0);
+    hs_rgba want = { 0.9f * bc.r + 0.1f * bg.r, 0.9f * bc.g + 0.1f * bg.g, 0.9f * bc.b + 0.1f * bg.b, 1 };
+    CHECK(dist_rgb(rgb, want) < 0.15, "GLA point colour %.2f %.2f %.2f", rgb[0], rgb[1], rgb[2]);
+    /* nothing under an empty corner of the plot */
+    CHECK(hs_view_hit_test(&hit, p.c, HS_VIEW_TIDAL, &S.in, 2, 2) == HS_HIT_NONE, "corner hit");
+    pix_close(&p);
+    synth_free(&S);
+}
+
+static long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static char *slurp(const char *path, long *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)*n + 1);
+    if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) { free(b); b = NULL; }
+    if (b) b[*n] = 0;
+    fclose(f);
+    return b;
+}
+
+TEST(views_export_files) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    const char *dir = getenv("HS_VIEWS_OUT");
+    if (!dir || !dir[0]) dir = hs_test_tmpdir();
+    static const char *const ext[3] = { "png", "svg", "pdf" };
+    char path[1024], err[512];
+    for (int v = 0; v < HS_VIEW_COUNT; v++)
+        for (int dark = 0; dark < 2; dark++)
+            for (int e = 0; e < 3; e++) {
+                snprintf(path, sizeof path, "%s/%s-%s.%s", dir, hs_view_name(v), dark ? "dark" : "light", ext[e]);
+                int rc = hs_export_view(path, 960, 600, 1.0, dark, (hs_view_kind)v, &S.in, err, sizeof err);
+                CHECK(rc == 0, "export %.200s: %.200s", path, err);
+                long n = 0;
+                char *b = slurp(path, &n);
+                CHECK(b && n > 100, "%.200s: empty", path);
+                int ok = 1;
+                if (e == 0) {
+                    ok = !memcmp(b, "\x89PNG", 4);
+                    cairo_surface_t *img = cairo_image_surface_create_from_png(path);
+                    ok = ok && cairo_surface_status(img) == CAIRO_STATUS_SUCCESS &&
+                         cairo_image_surface_get_width(img) == 960 &&
+                         cairo_image_surface_get_height(img) == 600;
+                    cairo_surface_destroy(img);
+                } else if (e == 1) {
+                    ok = !strncmp(b, "<?xml", 5) && strstr(b, "<svg") && strstr(b, "</svg>");
+                } else {
+                    ok = !memcmp(b, "%PDF-", 5);
+                    const char *tail = b + (n > 64 ? n - 64 : 0);
+                    ok = ok && memmem(tail, (size_t)(b + n - tail), "%%EOF", 5);
+                }
+                free(b);
+                CHECK(ok, "%.200s: not a valid %.200s", path, ext[e]);
+            }
+    /* HiDPI: scale 2 doubles the pixels */
+    snprintf(path, sizeof path, "%s/scaled.png", hs_test_tmpdir());
+    CHECK(hs_export_view(path, 320, 200, 2.0, 0, HS_VIEW_TIDAL, &S.in, err, sizeof err) == 0, "%.200s", err);
+    cairo_surface_t *img = cairo_image_surface_create_from_png(path);
+    CHECK(cairo_image_surface_get_width(img) == 640 && cairo_image_surface_get_height(img) == 400,
+          "scale 2: %dx%d", cairo_image_surface_get_width(img), cairo_image_surface_get_height(img));
+    cairo_surface_destroy(img);
+    synth_free(&S);
+}
+
+TEST(views_export_bad_paths) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    char path[1024], err[512] = "";
+    snprintf(path, sizeof path, "%s/out.bmp", hs_test_tmpdir());
+    CHECK(hs_export_view(path, 640, 400, 1, 0, HS_VIEW_HEADS, &S.in, err, sizeof err) == -1, "bmp accepted");
+    CHECK(strstr(err, "out.bmp") && file_size(path) < 0, "message names the file: %.200s", err);
+    snprintf(path, sizeof path, "%s/no/such/dir/out.png", hs_test_tmpdir());
+    CHECK(hs_export_view(path, 640, 400, 1, 0, HS_VIEW_HEADS, &S.in, err, sizeof err) == -1, "bad dir");
+    CHECK(strstr(err, "out.png"), "message: %.200s", err);
+    snprintf(path, sizeof path, "%s/tiny.png", hs_test_tmpdir());
+    CHECK(hs_export_view(path, 4, 4, 1, 0, HS_VIEW_HEADS, &S.in, err, sizeof err) == -1 && file_size(path) < 0,
+          "tiny size accepted");
+    CHECK(hs_export_format_known("a/b.SVG") && !hs_export_format_known("a.png/b"), "format_known");
+    synth_free(&S);
+}
+
+#endif /* HS_HAVE_CAIRO */
