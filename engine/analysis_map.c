@@ -1,0 +1,216 @@
+/* Pooled maps (model-spec section 7): a bins_t x bins_s grid over (query t, source s), each
+ * cell the mean or max of a~ over its causal entries s <= t (zeros outside a window count),
+ * NaN where the cell has no causal entry. Rows are computed one at a time (O(visible * dk)
+ * each) and folded into the grid right away: memory O(B^2 + T) beside the activations.
+ *
+ * Exact mode computes every query row. Sampled mode (long inputs, see hs_map_opts) computes
+ * R evenly spaced rows of each row bin, always including the bin's last row, so a cell that
+ * has any causal entry has one among the sampled rows and NaN cells stay exact. */
+#include "analysis_api.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bin_edge(int start, int n, int bins, int i) {
+    return start + (int)((long long)i * n / bins);
+}
+
+int hs_map_opts_resolve(hs_map_opts *o, int T, char *err, size_t errlen) {
+    if (T < 1) { snprintf(err, errlen, "map: empty input"); return -1; }
+    if (o->t1 == 0) o->t1 = T;
+    if (o->s1 == 0) o->s1 = T;
+    if (o->t0 < 0 || o->t0 >= o->t1 || o->t1 > T || o->s0 < 0 || o->s0 >= o->s1 || o->s1 > T) {
+        snprintf(err, errlen, "--zoom: %d:%d,%d:%d must satisfy 0 <= t0 < t1 <= T and "
+                 "0 <= s0 < s1 <= T (T = %d)", o->t0, o->t1, o->s0, o->s1, T);
+        return -1;
+    }
+    int nt = o->t1 - o->t0, ns = o->s1 - o->s0;
+    if (o->bins_t < 0 || o->bins_s < 0 || o->bins_t > 1024 || o->bins_s > 1024) {
+        snprintf(err, errlen, "--bins: must be between 1 and 1024");
+        return -1;
+    }
+    if (o->bins_t == 0) o->bins_t = 256;
+    if (o->bins_s == 0) o->bins_s = 256;
+    /* A bin covers at least one position (B <= T): clamp to the range length. */
+    if (o->bins_t > nt) o->bins_t = nt;
+    if (o->bins_s > ns) o->bins_s = ns;
+    if (o->rows_per_bin < -1) {
+        snprintf(err, errlen, "--rows-per-bin: must be -1 (exact), 0 (auto) or positive");
+        return -1;
+    }
+    if (o->agg != HS_POOL_MEAN && o->agg != HS_POOL_MAX) {
+        snprintf(err, errlen, "--agg: must be mean or max");
+        return -1;
+    }
+    return 0;
+}
+
+int hs_map_rows_per_bin(const hs_map_opts *o) {
+    int nt = o->t1 - o->t0;
+    int per_bin = (nt + o->bins_t - 1) / o->bins_t;
+    int R = o->rows_per_bin;
+    if (R == -1) return 0;
+    if (R == 0) {
+        if (nt <= HS_MAP_EXACT_T) return 0;
+        R = HS_MAP_SAMPLE_ROWS;
+    }
+    return R >= per_bin ? 0 : R;
+}
+
+int hs_pooled_map_from_view(hs_pooled_map *out, const hs_head_view *v, const hs_map_opts *o,
+                            long long *rows_used, hs_progress_fn progress, void *pctx,
+                            char *err, size_t errlen) {
+    int Bt = o->bins_t, Bs = o->bins_s, T = v->T;
+    int nt = o->t1 - o->t0, ns = o->s1 - o->s0;
+    int R = hs_map_rows_per_bin(o);
+    memset(out, 0, sizeof *out);
+    out->cells = malloc(sizeof(float) * (size_t)Bt * Bs);
+    int *cs = malloc(sizeof(int) * (size_t)(Bs + 1));
+    if (!out->cells || !cs) {
+        free(out->cells); free(cs); out->cells = NULL;
+        snprintf(err, errlen, "map: out of memory");
+        return -1;
+    }
+    for (int j = 0; j <= Bs; j++) cs[j] = bin_edge(o->s0, ns, Bs, j);
+    long long used = 0;
+    int failed = 0, cancelled = 0, done_bins = 0;
+#pragma omp parallel reduction(+ : used)
+    {
+        double *dist = malloc(sizeof(double) * (size_t)T);
+        double *sum = malloc(sizeof(double) * (size_t)Bs);
+        double *mx = malloc(sizeof(double) * (size_t)Bs);
+        long long *cnt = malloc(sizeof(long long) * (size_t)Bs);
+        if (!dist || !sum || !mx || !cnt) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int i = 0; i < Bt; i++) {
+            int stop;
+#pragma omp atomic read
+            stop = cancelled;
+            if (!dist || !sum || !mx || !cnt || stop) continue;
+            int a = bin_edge(o->t0, nt, Bt, i), b = bin_edge(o->t0, nt, Bt, i + 1);
+            int n_rows = R > 0 ? R : b - a;
+            for (int j = 0; j < Bs; j++) { sum[j] = 0; mx[j] = 0; cnt[j] = 0; }
+            for (int r = 0; r < n_rows; r++) {
+                int t = R > 0 ? a + (int)((long long)(r + 1) * (b - a) / R) - 1 : a + r;
+                if (cs[0] > t) continue;   /* no causal entry in this row */
+                int lo = hs_head_view_row(v, t, dist);
+                used++;
+                for (int j = 0; j < Bs; j++) {
+                    int s_lo = cs[j], s_hi = cs[j + 1] < t + 1 ? cs[j + 1] : t + 1;
+                    if (s_lo >= s_hi) break;
+                    double acc = 0, m = mx[j];
+                    for (int s = s_lo > lo ? s_lo : lo; s < s_hi; s++) {
+                        acc += dist[s];
+                        if (dist[s] > m) m = dist[s];
+                    }
+                    sum[j] += acc;
+                    mx[j] = m;
+                    cnt[j] += s_hi - s_lo;
+                }
+            }
+            float *row = out->cells + (size_t)i * Bs;
+            for (int j = 0; j < Bs; j++)
+                row[j] = cnt[j] == 0 ? NAN
+                         : (float)(o->agg == HS_POOL_MAX ? mx[j] : sum[j] / (double)cnt[j]);
+            if (progress) {
+                int d;
+#pragma omp atomic capture
+                d = ++done_bins;
+                if (omp_get_thread_num() == 0 && progress(pctx, (double)d / Bt)) {
+#pragma omp atomic write
+                    cancelled = 1;
+                }
+            }
+        }
+        free(dist); free(sum); free(mx); free(cnt);
+    }
+    free(cs);
+    if (failed || cancelled) {
+        free(out->cells);
+        out->cells = NULL;
+        if (failed) { snprintf(err, errlen, "map: out of memory"); return -1; }
+        return HS_CANCELLED;
+    }
+    out->head.layer = v->acts->layer;
+    out->head.mixer = v->acts->mixer;
+    out->head.head = v->head;
+    out->type = v->type;
+    out->T = T;
+    out->t0 = o->t0; out->t1 = o->t1; out->s0 = o->s0; out->s1 = o->s1;
+    out->bins_t = Bt; out->bins_s = Bs;
+    out->agg = o->agg;
+    if (rows_used) *rows_used = used;
+    return 0;
+}
+
+/* ---- the whole pipeline: layers up to the head's, then the map inside the capture ---- */
+
+typedef struct {
+    const hs_map_opts *o;
+    hs_pooled_map *out;
+    long long *rows_used;
+    hs_progress_fn progress;
+    void *pctx;
+    int n_layers;
+    int rc, done;
+    char *err;
+    size_t errlen;
+} map_ctx;
+
+static int map_progress(void *ctx, double f) {
+    map_ctx *mc = ctx;
+    /* layers take the first half of the bar, the map rows the second */
+    return mc->progress ? mc->progress(mc->pctx, mc->done ? 0.5 + 0.5 * f : 0.5 * f) : 0;
+}
+
+static void map_capture(void *ctx, const hs_mixer_acts *a) {
+    map_ctx *mc = ctx;
+    if (a->layer != mc->o->head.layer || a->mixer != mc->o->head.mixer || mc->done) return;
+    hs_head_view v;
+    if (hs_head_view_init(&v, a, mc->o->head.head)) {
+        snprintf(mc->err, mc->errlen, "map: out of memory");
+        mc->rc = -1;
+        mc->done = 1;
+        return;
+    }
+    mc->done = 1;
+    mc->rc = hs_pooled_map_from_view(mc->out, &v, mc->o, mc->rows_used,
+                                     mc->progress ? map_progress : NULL, mc, mc->err, mc->errlen);
+    hs_head_view_free(&v);
+}
+
+int hs_pooled_map_compute(hs_pooled_map *out, const hs_model *m, const hs_knobs *k,
+                          const int32_t *tokens, int T, hs_map_opts *o, long long *rows_used,
+                          hs_progress_fn progress, void *progress_ctx, char *err, size_t errlen) {
+    const hs_config *c = &m->cfg;
+    memset(out, 0, sizeof *out);
+    const hs_head_ref *h = &o->head;
+    if (h->layer < 0 || h->layer >= c->num_layers || h->mixer < 0 ||
+        h->mixer >= c->layers[h->layer].n_mixers || h->head < 0 ||
+        h->head >= c->layers[h->layer].mixers[h->mixer].num_heads) {
+        snprintf(err, errlen, "--head: %d.%d.%d does not exist in this model", h->layer, h->mixer, h->head);
+        return -1;
+    }
+    if (c->layers[h->layer].mixers[h->mixer].head_k_dim > HS_ANALYSIS_MAX_DK) {
+        snprintf(err, errlen, "map: head_k_dim above %d is not supported", HS_ANALYSIS_MAX_DK);
+        return -1;
+    }
+    if (hs_map_opts_resolve(o, T, err, errlen)) return -1;
+    map_ctx mc = { o, out, rows_used, progress, progress_ctx, h->layer + 1, 0, 0, err, errlen };
+    hs_forward_opts fo;
+    memset(&fo, 0, sizeof fo);
+    fo.capture = map_capture;
+    fo.capture_ctx = &mc;
+    fo.progress = progress ? map_progress : NULL;
+    fo.progress_ctx = &mc;
+    int rc = hs_forward_layers(m, tokens, T, k, h->layer + 1, &fo, err, errlen);
+    if (rc == 0) rc = mc.rc;
+    if (rc != 0) hs_pooled_map_free(out);
+    return rc;
+}

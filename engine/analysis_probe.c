@@ -1,0 +1,61 @@
+/* Probe statistics (model-spec section 7) gathered inside the forward's capture hook, so one
+ * forward analyses every head of every layer without keeping any layer's activations. */
+#include "analysis_api.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void hs_probe_stats_capture(void *ctx, const hs_mixer_acts *a) {
+    hs_probe_stats *ps = ctx;
+    if (ps->failed) return;
+    const hs_mixer_config *mc = a->mc;
+    int H = mc->num_heads, T = a->T;
+    int base = hs_config_head_index(ps->cfg, a->layer, a->mixer, 0);
+    if (base < 0) { ps->failed = 1; return; }
+    int rows = ps->n_probe;
+    for (int h = 0; h < H; h++) {
+        hs_head_stat *st = &ps->heads[base + h];
+        st->layer = a->layer; st->mixer = a->mixer; st->head = h; st->type = mc->type;
+        st->entropy = 0; st->hit_rate = 0;
+    }
+    if (rows == 0) return;
+    hs_head_view *views = calloc((size_t)H, sizeof *views);
+    double *ent = calloc((size_t)H * rows, sizeof *ent);
+    int *hit = calloc((size_t)H * rows, sizeof *hit);
+    int failed = !views || !ent || !hit;
+    for (int h = 0; h < H && !failed; h++)
+        if (hs_head_view_init(&views[h], a, h)) failed = 1;
+    if (!failed) {
+        int items = H * rows;
+#pragma omp parallel
+        {
+            double *buf = malloc(sizeof(double) * (size_t)T);
+            if (!buf) {
+#pragma omp atomic write
+                failed = 1;
+            }
+#pragma omp for schedule(dynamic, 1)
+            for (int it = 0; it < items; it++) {
+                if (!buf) continue;
+                int h = it / rows, r = it % rows;
+                int t = ps->probe_pos[r];
+                int lo = hs_head_view_row(&views[h], t, buf);
+                ent[it] = hs_dist_entropy(buf, lo, t);
+                hit[it] = hs_dist_topk_hit(buf, lo, t, ps->span_start, ps->span_end, ps->topk);
+            }
+            free(buf);
+        }
+    }
+    if (!failed) {
+        for (int h = 0; h < H; h++) {
+            double se = 0, sh = 0;
+            for (int r = 0; r < rows; r++) { se += ent[h * rows + r]; sh += hit[h * rows + r]; }
+            ps->heads[base + h].entropy = se / rows;
+            ps->heads[base + h].hit_rate = sh / rows;
+        }
+    } else {
+        ps->failed = 1;
+    }
+    if (views) for (int h = 0; h < H; h++) hs_head_view_free(&views[h]);
+    free(views); free(ent); free(hit);
+}

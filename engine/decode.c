@@ -1,0 +1,742 @@
+/* Incremental decoding (model-spec sections 4 and 6).
+ *
+ * Prefill runs the layers over the whole prompt with hs_mixer_forward and fills the caches
+ * from each mixer's capture hook:
+ *   softmax mixers  K/V cache (after rope), a ring of `window` slots for windowed heads;
+ *   gla/gdn         the recurrent state S (dk x dv per head, double) when SWLA is off, and a
+ *                   ring of the last W positions' k, v and gates when SWLA is on: a windowed
+ *                   query then sums its value path o_t = sum_{lo<=s<=t} c_{t,s} v_s exactly
+ *                   (exact: lo = t-W+1; overlap: the block start of spec section 6), which is
+ *                   the same as restarting the recurrence there;
+ *   short conv      the last K-1 pre-convolution projections (the conv is never restarted).
+ * A step then costs O(window * d) for softmax/SWLA mixers and O(dk * dv) per gla/gdn head.
+ * Log scaling uses the absolute position of the query. */
+#include "decode.h"
+#include "analysis_api.h"
+#include "kernels/cpu/kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const hs_mixer_config *mc;
+    const hs_mixer_weights *w;
+    int H, Hkv, dk, dv;
+    /* softmax */
+    int window;                /* effective, 0 = full causal */
+    int cap;                   /* cache slots; position s lives in slot s % cap */
+    float *kc, *vc;            /* [cap, Hkv*dk], [cap, Hkv*dv] */
+    /* gla / gdn */
+    double *state;             /* [H, dk, dv] when SWLA is off */
+    int hcap;                  /* history ring slots (0 = none) */
+    float *hk, *hv;            /* [hcap, H*dk], [hcap, H*dv] */
+    double *hdecay;            /* gla: exp(gk) [hcap, H*dk]; gdn: alpha [hcap, H] */
+    float *hbeta;              /* gdn: [hcap, H] */
+    /* short conv: the last K-1 pre-conv projections, oldest first */
+    int K;
+    float *cq, *ck, *cv;       /* [K-1, H*dk], [K-1, H*dk], [K-1, H*dv] */
+} dec_mixer;
+
+struct hs_decoder {
+    const hs_model *m;
+    hs_knobs knobs;
+    hs_knobs_resolved kr;
+    int max_tokens, pos, keep_history;
+    dec_mixer mix[HS_MAX_LAYERS][2];
+    /* one-token scratch */
+    float *x, *h, *y, *ffn_a, *ffn_b;
+    float *q, *k, *v, *g, *o, *gk, *lowrank;
+    float *beta, *log_alpha;
+    double *c;                 /* [max_tokens] value-path weights */
+    double *ks;                /* [widest dv] k S of a gdn step */
+    float *dist;               /* [max_tokens] a~ handed to head_fn */
+    void *allocs[64];
+    int n_allocs;
+};
+
+static void *dalloc(hs_decoder *d, size_t bytes) {
+    if (d->n_allocs >= (int)(sizeof d->allocs / sizeof d->allocs[0])) return NULL;
+    void *p = calloc(1, bytes ? bytes : 1);
+    if (p) d->allocs[d->n_allocs++] = p;
+    return p;
+}
+
+/* Per-mixer buffers are many and small; they get their own calloc each. */
+static void *mix_alloc(size_t n, size_t size) { return calloc(n ? n : 1, size); }
+
+static double softplus_d(double x) { return (x > 0 ? x : 0) + log1p(exp(-fabs(x))); }
+static double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+static int max_i(int a, int b) { return a > b ? a : b; }
+
+static void free_mixer(dec_mixer *dm) {
+    free(dm->kc); free(dm->vc); free(dm->state); free(dm->hk); free(dm->hv);
+    free(dm->hdecay); free(dm->hbeta); free(dm->cq); free(dm->ck); free(dm->cv);
+    memset(dm, 0, sizeof *dm);
+}
+
+void hs_decoder_free(hs_decoder *d) {
+    if (!d) return;
+    for (int l = 0; l < d->m->cfg.num_layers; l++)
+        for (int i = 0; i < 2; i++) free_mixer(&d->mix[l][i]);
+    for (int i = 0; i < d->n_allocs; i++) free(d->allocs[i]);
+    free(d);
+}
+
+static int setup_mixer(hs_decoder *d, dec_mixer *dm, const hs_mixer_config *mc,
+                       const hs_mixer_weights *w) {
+    dm->mc = mc; dm->w = w;
+    dm->H = mc->num_heads;
+    dm->Hkv = mc->num_kv_heads > 0 ? mc->num_kv_heads : mc->num_heads;
+    dm->dk = mc->head_k_dim; dm->dv = mc->head_v_dim;
+    size_t H = (size_t)dm->H, dk = (size_t)dm->dk, dv = (size_t)dm->dv;
+    if (hs_mixer_is_softmax(mc->type)) {
+        dm->window = hs_knobs_mixer_window(&d->kr, mc);
+        dm->cap = dm->window > 0 && dm->window < d->max_tokens ? dm->window : d->max_tokens;
+        dm->kc = mix_alloc((size_t)dm->cap * dm->Hkv * dk, sizeof(float));
+        dm->vc = mix_alloc((size_t)dm->cap * dm->Hkv * dv, sizeof(float));
+        return dm->kc && dm->vc ? 0 : -1;
+    }
+    if (d->kr.swla == HS_SWLA_OFF) {
+        dm->state = mix_alloc(H * dk * dv, sizeof(double));
+        if (!dm->state) return -1;
+    }
+    if (d->keep_history) dm->hcap = d->max_tokens;
+    else if (d->kr.swla != HS_SWLA_OFF)
+        dm->hcap = d->kr.swla_window < d->max_tokens ? d->kr.swla_window : d->max_tokens;
+    if (dm->hcap) {
+        dm->hk = mix_alloc((size_t)dm->hcap * H * dk, sizeof(float));
+        dm->hv = mix_alloc((size_t)dm->hcap * H * dv, sizeof(float));
+        if (mc->type == HS_GLA) {
+            dm->hdecay = mix_alloc((size_t)dm->hcap * H * dk, sizeof(double));
+        } else {
+            dm->hdecay = mix_alloc((size_t)dm->hcap * H, sizeof(double));
+            dm->hbeta = mix_alloc((size_t)dm->hcap * H, sizeof(float));
+            if (!dm->hbeta) return -1;
+        }
+        if (!dm->hk || !dm->hv || !dm->hdecay) return -1;
+    }
+    if (mc->use_short_conv && mc->conv_size >= 1) {
+        dm->K = mc->conv_size;
+        dm->cq = mix_alloc((size_t)(dm->K - 1) * H * dk, sizeof(float));
+        dm->ck = mix_alloc((size_t)(dm->K - 1) * H * dk, sizeof(float));
+        dm->cv = mix_alloc((size_t)(dm->K - 1) * H * dv, sizeof(float));
+        if (!dm->cq || !dm->ck || !dm->cv) return -1;
+    }
+    return 0;
+}
+
+static hs_decoder *decoder_new(const hs_model *m, const hs_knobs *k, int max_tokens,
+                               int keep_history, char *err, size_t errlen) {
+    const hs_config *c = &m->cfg;
+    if (max_tokens < 1) { snprintf(err, errlen, "decoder: max_tokens must be at least 1"); return NULL; }
+    hs_knobs none;
+    memset(&none, 0, sizeof none);
+    if (!k) k = &none;
+    if (hs_knobs_validate(k, c, err, errlen)) return NULL;
+    hs_decoder *d = calloc(1, sizeof *d);
+    if (!d) { snprintf(err, errlen, "decoder: out of memory"); return NULL; }
+    d->m = m;
+    d->knobs = *k;
+    hs_knobs_resolve(&d->kr, k, c);
+    d->max_tokens = max_tokens;
+    d->keep_history = keep_history;
+    int wide = c->hidden_size, wide_k = 1, r = 1;
+    for (int l = 0; l < c->num_layers; l++)
+        for (int i = 0; i < c->layers[l].n_mixers; i++) {
+            const hs_mixer_config *mc = &c->layers[l].mixers[i];
+            wide = max_i(wide, mc->num_heads * max_i(mc->head_k_dim, mc->head_v_dim));
+            wide_k = max_i(wide_k, mc->num_heads);
+            r = max_i(r, mc->gate_low_rank_dim);
+        }
+    size_t D = (size_t)c->hidden_size, F = (size_t)c->intermediate_size;
+    d->x = dalloc(d, D * 4); d->h = dalloc(d, D * 4); d->y = dalloc(d, D * 4);
+    d->ffn_a = dalloc(d, F * 4); d->ffn_b = dalloc(d, F * 4);
+    d->q = dalloc(d, (size_t)wide * 4); d->k = dalloc(d, (size_t)wide * 4);
+    d->v = dalloc(d, (size_t)wide * 4); d->g = dalloc(d, (size_t)wide * 4);
+    d->o = dalloc(d, (size_t)wide * 4); d->gk = dalloc(d, (size_t)wide * 4);
+    d->lowrank = dalloc(d, (size_t)r * 4);
+    d->beta = dalloc(d, (size_t)wide_k * 4); d->log_alpha = dalloc(d, (size_t)wide_k * 4);
+    d->c = dalloc(d, (size_t)max_tokens * sizeof(double));
+    d->ks = dalloc(d, (size_t)wide * sizeof(double));
+    d->dist = dalloc(d, (size_t)max_tokens * sizeof(float));
+    int ok = d->x && d->h && d->y && d->ffn_a && d->ffn_b && d->q && d->k && d->v && d->g &&
+             d->o && d->gk && d->lowrank && d->beta && d->log_alpha && d->c && d->ks && d->dist;
+    for (int l = 0; ok && l < c->num_layers; l++)
+        for (int i = 0; ok && i < c->layers[l].n_mixers; i++)
+            if (setup_mixer(d, &d->mix[l][i], &c->layers[l].mixers[i], &m->layers[l].mix[i])) ok = 0;
+    if (!ok) {
+        hs_decoder_free(d);
+        snprintf(err, errlen, "decoder: out of memory for %d tokens", max_tokens);
+        return NULL;
+    }
+    return d;
+}
+
+hs_decoder *hs_decoder_new(const hs_model *m, const hs_knobs *k, int max_tokens,
+                           char *err, size_t errlen) {
+    return decoder_new(m, k, max_tokens, 0, err, errlen);
+}
+
+hs_decoder *hs_decoder_new_ex(const hs_model *m, const hs_knobs *k, int max_tokens,
+                              int keep_history, char *err, size_t errlen) {
+    return decoder_new(m, k, max_tokens, keep_history, err, errlen);
+}
+
+int hs_decoder_position(const hs_decoder *d) { return d->pos; }
+
+/* ---------------------------------------------------------------- prefill ---- */
+
+typedef struct {
+    hs_decoder *d;             /* NULL: only run the layers (analysis of one layer) */
+    const hs_forward_opts *user;
+    hs_decode_head_fn head_fn; /* called for the last row of the prompt */
+    void *head_ctx;
+    int failed;
+} prefill_ctx;
+
+/* S_{T-1} = sum_s diag(exp(G_{T-1} - G_s)) k_s^T v_s for one gla head, as one GEMM over the
+ * prompt with the decays folded into k (products taken backward from T-1, so all <= 1). */
+static int gla_state_from_acts(double *S, const hs_mixer_acts *a, int head, int dk, int dv) {
+    int T = a->T, H = a->mc->num_heads;
+    float *kt = malloc(sizeof(float) * (size_t)dk * T);
+    float *vt = malloc(sizeof(float) * (size_t)dv * T);
+    float *st = malloc(sizeof(float) * (size_t)dk * dv);
+    double *w = malloc(sizeof(double) * (size_t)dk);
+    if (!kt || !vt || !st || !w) { free(kt); free(vt); free(st); free(w); return -1; }
+    for (int i = 0; i < dk; i++) w[i] = 1.0;
+    for (int s = T - 1; s >= 0; s--) {
+        const float *k = a->k + (size_t)s * H * dk + (size_t)head * dk;
+        const float *v = a->v + (size_t)s * H * dv + (size_t)head * dv;
+        const float *g = a->gk + (size_t)s * H * dk + (size_t)head * dk;
+        for (int i = 0; i < dk; i++) {
+            kt[(size_t)i * T + s] = (float)(w[i] * k[i]);
+            w[i] *= exp((double)g[i]);
+        }
+        for (int j = 0; j < dv; j++) vt[(size_t)j * T + s] = v[j];
+    }
+    /* st [dv, dk] = vt [dv, T] @ kt[dk, T]^T = (K~^T V)^T */
+    matmul_forward(st, vt, kt, dv, T, dk);
+    for (int i = 0; i < dk; i++)
+        for (int j = 0; j < dv; j++) S[(size_t)i * dv + j] = st[(size_t)j * dk + i];
+    free(kt); free(vt); free(st); free(w);
+    return 0;
+}
+
+/* gdn: the recurrence S = alpha (S - beta k^T (k S)) + beta k^T v over the prompt. */
+static void gdn_state_from_acts(double *S, const hs_mixer_acts *a, int head, int dk, int dv,
+                                double *ks) {
+    int T = a->T, H = a->mc->num_heads;
+    memset(S, 0, sizeof(double) * (size_t)dk * dv);
+    for (int t = 0; t < T; t++) {
+        const float *k = a->k + (size_t)t * H * dk + (size_t)head * dk;
+        const float *v = a->v + (size_t)t * H * dv + (size_t)head * dv;
+        double beta = a->beta[(size_t)t * H + head];
+        double alpha = exp((double)a->log_alpha[(size_t)t * H + head]);
+        for (int j = 0; j < dv; j++) ks[j] = 0;
+        for (int i = 0; i < dk; i++) {
+            double ki = k[i];
+            const double *row = S + (size_t)i * dv;
+            for (int j = 0; j < dv; j++) ks[j] += ki * row[j];
+        }
+        for (int i = 0; i < dk; i++) {
+            double ki = k[i];
+            double *row = S + (size_t)i * dv;
+            for (int j = 0; j < dv; j++)
+                row[j] = alpha * (row[j] - beta * ki * ks[j]) + beta * ki * (double)v[j];
+        }
+    }
+}
+
+static int fill_caches(hs_decoder *d, const hs_mixer_acts *a) {
+    dec_mixer *dm = &d->mix[a->layer][a->mixer];
+    int T = a->T, H = dm->H;
+    size_t dk = (size_t)dm->dk, dv = (size_t)dm->dv;
+    if (hs_mixer_is_softmax(dm->mc->type)) {
+        size_t wk = (size_t)dm->Hkv * dk, wv = (size_t)dm->Hkv * dv;
+        for (int s = T > dm->cap ? T - dm->cap : 0; s < T; s++) {
+            int slot = s % dm->cap;
+            memcpy(dm->kc + slot * wk, a->k + (size_t)s * wk, wk * sizeof(float));
+            memcpy(dm->vc + slot * wv, a->v + (size_t)s * wv, wv * sizeof(float));
+        }
+        return 0;
+    }
+    if (dm->hcap) {
+        for (int s = T > dm->hcap ? T - dm->hcap : 0; s < T; s++) {
+            size_t slot = (size_t)(s % dm->hcap);
+            memcpy(dm->hk + slot * H * dk, a->k + (size_t)s * H * dk, H * dk * sizeof(float));
+            memcpy(dm->hv + slot * H * dv, a->v + (size_t)s * H * dv, H * dv * sizeof(float));
+            if (dm->mc->type == HS_GLA) {
+                for (size_t i = 0; i < H * dk; i++)
+                    dm->hdecay[slot * H * dk + i] = exp((double)a->gk[(size_t)s * H * dk + i]);
+            } else {
+                for (int h = 0; h < H; h++) {
+                    dm->hdecay[slot * H + h] = exp((double)a->log_alpha[(size_t)s * H + h]);
+                    dm->hbeta[slot * H + h] = a->beta[(size_t)s * H + h];
+                }
+            }
+        }
+    }
+    if (dm->state) {
+        int failed = 0;
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int h = 0; h < H; h++) {
+            double *S = dm->state + (size_t)h * dk * dv;
+            if (dm->mc->type == HS_GLA) {
+                if (gla_state_from_acts(S, a, h, (int)dk, (int)dv)) {
+#pragma omp atomic write
+                    failed = 1;
+                }
+            } else {
+                double *ks = malloc(sizeof(double) * dv);
+                if (!ks) {
+#pragma omp atomic write
+                    failed = 1;
+                    continue;
+                }
+                gdn_state_from_acts(S, a, h, (int)dk, (int)dv, ks);
+                free(ks);
+            }
+        }
+        if (failed) return -1;
+    }
+    return 0;
+}
+
+/* a~ of the prompt's last row for every head of this mixer, handed to head_fn. */
+static int last_row_dists(prefill_ctx *pc, const hs_mixer_acts *a) {
+    int T = a->T;
+    double *buf = malloc(sizeof(double) * (size_t)T);
+    float *f = malloc(sizeof(float) * (size_t)T);
+    if (!buf || !f) { free(buf); free(f); return -1; }
+    int rc = 0;
+    for (int h = 0; h < a->mc->num_heads && !rc; h++) {
+        hs_head_view v;
+        if (hs_head_view_init(&v, a, h)) { rc = -1; break; }
+        int lo = hs_head_view_row(&v, T - 1, buf);
+        for (int s = 0; s < T; s++) f[s] = s < lo ? 0.0f : (float)buf[s];
+        pc->head_fn(pc->head_ctx, a->layer, a->mixer, h, T - 1, f);
+        hs_head_view_free(&v);
+    }
+    free(buf); free(f);
+    return rc;
+}
+
+static void prefill_capture(void *ctx, const hs_mixer_acts *a) {
+    prefill_ctx *pc = ctx;
+    if (pc->failed) return;
+    if (pc->d && fill_caches(pc->d, a)) pc->failed = 1;
+    if (pc->head_fn && last_row_dists(pc, a)) pc->failed = 1;
+    if (pc->user && pc->user->capture) pc->user->capture(pc->user->capture_ctx, a);
+}
+
+/* The last K-1 pre-convolution projections of rows [T-K+1, T) (zeros before 0). */
+static void fill_conv_history(dec_mixer *dm, const float *h, int T, int dmodel) {
+    if (!dm->K) return;
+    int K1 = dm->K - 1;
+    size_t cq = (size_t)dm->H * dm->dk, cv = (size_t)dm->H * dm->dv;
+    memset(dm->cq, 0, K1 * cq * sizeof(float));
+    memset(dm->ck, 0, K1 * cq * sizeof(float));
+    memset(dm->cv, 0, K1 * cv * sizeof(float));
+    for (int j = 0; j < K1; j++) {
+        int t = T - K1 + j;
+        if (t < 0) continue;
+        const float *row = h + (size_t)t * dmodel;
+        matmul_forward(dm->cq + j * cq, row, dm->w->q_proj, 1, dmodel, (int)cq);
+        matmul_forward(dm->ck + j * cq, row, dm->w->k_proj, 1, dmodel, (int)cq);
+        matmul_forward(dm->cv + j * cv, row, dm->w->v_proj, 1, dmodel, (int)cv);
+    }
+}
+
+#define MLP_ROWS 256
+
+/* Runs layers [0, n_layers) over tokens (x is [T, d] scratch on return holding the residual
+ * stream); fills d's caches when d != NULL; logits of the last row when n_layers covers the
+ * model and logits != NULL. */
+static int run_layers(hs_decoder *d, const hs_model *m, const hs_knobs *k, const int32_t *tokens,
+                      int T, int n_layers, float *logits, const hs_forward_opts *opts,
+                      hs_decode_head_fn head_fn, void *head_ctx, char *err, size_t errlen) {
+    const hs_config *c = &m->cfg;
+    int D = c->hidden_size, F = c->intermediate_size, V = c->vocab_size;
+    for (int t = 0; t < T; t++)
+        if (tokens[t] < 0 || tokens[t] >= V) {
+            snprintf(err, errlen, "token %d at position %d is outside the vocabulary [0, %d)",
+                     tokens[t], t, V);
+            return -1;
+        }
+    float *x = malloc(sizeof(float) * (size_t)T * D);
+    float *h = malloc(sizeof(float) * (size_t)T * D);
+    float *y = malloc(sizeof(float) * (size_t)T * D);
+    float *ga = malloc(sizeof(float) * (size_t)MLP_ROWS * F);
+    float *gb = malloc(sizeof(float) * (size_t)MLP_ROWS * F);
+    int rc = 0;
+    if (!x || !h || !y || !ga || !gb) {
+        snprintf(err, errlen, "forward: out of memory for %d tokens", T);
+        rc = -1;
+        goto done;
+    }
+    for (int t = 0; t < T; t++)
+        memcpy(x + (size_t)t * D, m->embed + (size_t)tokens[t] * D, sizeof(float) * D);
+    prefill_ctx pc = { d, opts, head_fn, head_ctx, 0 };
+    hs_forward_opts mo;
+    memset(&mo, 0, sizeof mo);
+    if (opts) { mo.chunk = opts->chunk; mo.tile = opts->tile; mo.use_recurrent = opts->use_recurrent; }
+    mo.capture = prefill_capture;
+    mo.capture_ctx = &pc;
+    for (int l = 0; l < n_layers; l++) {
+        const hs_layer_weights *lw = &m->layers[l];
+        rmsnorm_forward(h, x, lw->attn_norm, T, D, c->norm_eps);
+        memset(y, 0, sizeof(float) * (size_t)T * D);
+        for (int i = 0; i < c->layers[l].n_mixers; i++) {
+            int r = hs_mixer_forward(y, m, l, i, h, T, k, &mo);
+            if (r || pc.failed) {
+                snprintf(err, errlen, "forward: layer %d mixer %d failed (out of memory?)", l, i);
+                rc = -1;
+                goto done;
+            }
+            if (d) fill_conv_history(&d->mix[l][i], h, T, D);
+        }
+        for (size_t i = 0; i < (size_t)T * D; i++) x[i] += y[i];
+        rmsnorm_forward(h, x, lw->mlp_norm, T, D, c->norm_eps);
+        for (int r0 = 0; r0 < T; r0 += MLP_ROWS) {
+            int n = T - r0 < MLP_ROWS ? T - r0 : MLP_ROWS;
+            matmul_forward(ga, h + (size_t)r0 * D, lw->gate_proj, n, D, F);
+            matmul_forward(gb, h + (size_t)r0 * D, lw->up_proj, n, D, F);
+            swiglu_forward(ga, ga, gb, (size_t)n * F);
+            matmul_accumulate(x + (size_t)r0 * D, ga, lw->down_proj, n, F, D);
+        }
+        if (opts && opts->progress && opts->progress(opts->progress_ctx, (double)(l + 1) / n_layers)) {
+            rc = HS_CANCELLED;
+            goto done;
+        }
+    }
+    if (logits && n_layers == c->num_layers) {
+        rmsnorm_forward(h, x + (size_t)(T - 1) * D, m->norm, 1, D, c->norm_eps);
+        matmul_forward(logits, h, m->lm_head, 1, D, V);
+    }
+done:
+    free(x); free(h); free(y); free(ga); free(gb);
+    return rc;
+}
+
+int hs_forward_layers(const hs_model *m, const int32_t *tokens, int T, const hs_knobs *k,
+                      int n_layers, const hs_forward_opts *opts, char *err, size_t errlen) {
+    hs_knobs none;
+    memset(&none, 0, sizeof none);
+    if (!k) k = &none;
+    if (T < 1) { snprintf(err, errlen, "forward: empty input"); return -1; }
+    if (n_layers < 1 || n_layers > m->cfg.num_layers) {
+        snprintf(err, errlen, "forward: %d layers requested, model has %d", n_layers, m->cfg.num_layers);
+        return -1;
+    }
+    return run_layers(NULL, m, k, tokens, T, n_layers, NULL, opts, NULL, NULL, err, errlen);
+}
+
+static int prefill(hs_decoder *d, const int32_t *tokens, int n, float *logits,
+                   const hs_forward_opts *opts, hs_decode_head_fn head_fn, void *ctx,
+                   char *err, size_t errlen) {
+    if (d->pos != 0) { snprintf(err, errlen, "decoder: prefill must come first"); return -1; }
+    if (n < 1 || n > d->max_tokens) {
+        snprintf(err, errlen, "decoder: prompt of %d tokens does not fit %d", n, d->max_tokens);
+        return -1;
+    }
+    int rc = run_layers(d, d->m, &d->knobs, tokens, n, d->m->cfg.num_layers, logits, opts,
+                        head_fn, ctx, err, errlen);
+    if (rc == 0) d->pos = n;
+    return rc;
+}
+
+int hs_decoder_prefill(hs_decoder *d, const int32_t *tokens, int n, float *logits,
+                       const hs_forward_opts *opts, char *err, size_t errlen) {
+    return prefill(d, tokens, n, logits, opts, NULL, NULL, err, errlen);
+}
+
+/* ------------------------------------------------------------------- step ---- */
+
+/* Causal depthwise conv of one new row x [C] against the history (then shifted in). */
+static void conv_step(float *x, float *hist, const float *w, int C, int K) {
+    for (int ch = 0; ch < C; ch++) {
+        double u = (double)w[(size_t)ch * K + K - 1] * x[ch];
+        for (int j = 0; j < K - 1; j++) u += (double)w[(size_t)ch * K + j] * hist[(size_t)j * C + ch];
+        if (K > 1) {
+            for (int j = 0; j < K - 2; j++) hist[(size_t)j * C + ch] = hist[(size_t)(j + 1) * C + ch];
+            hist[(size_t)(K - 2) * C + ch] = x[ch];
+        }
+        x[ch] = (float)u;
+    }
+}
+
+static void emit_dist(hs_decoder *d, int layer, int mixer, int head, int t, int lo,
+                      hs_decode_head_fn fn, void *ctx) {
+    for (int s = 0; s <= t; s++) d->dist[s] = s < lo ? 0.0f : (float)d->c[s];
+    fn(ctx, layer, mixer, head, t, d->dist);
+}
+
+static void softmax_step(hs_decoder *d, dec_mixer *dm, int layer, int mixer, int t,
+                         hs_decode_head_fn fn, void *ctx) {
+    const hs_mixer_config *mc = dm->mc;
+    int D = d->m->cfg.hidden_size, H = dm->H, Hkv = dm->Hkv, dk = dm->dk, dv = dm->dv;
+    matmul_forward(d->q, d->h, dm->w->q_proj, 1, D, H * dk);
+    matmul_forward(d->k, d->h, dm->w->k_proj, 1, D, Hkv * dk);
+    matmul_forward(d->v, d->h, dm->w->v_proj, 1, D, Hkv * dv);
+    if (mc->type == HS_ROPE || mc->type == HS_SWA) {
+        rope_forward(d->q, 1, H, dk, mc->rope_theta, t);
+        rope_forward(d->k, 1, Hkv, dk, mc->rope_theta, t);
+    }
+    int slot = t % dm->cap;
+    memcpy(dm->kc + (size_t)slot * Hkv * dk, d->k, sizeof(float) * Hkv * dk);
+    memcpy(dm->vc + (size_t)slot * Hkv * dv, d->v, sizeof(float) * Hkv * dv);
+    int lo = dm->window > 0 ? max_i(0, t - dm->window + 1) : 0;
+    double scale = (mc->type == HS_NOPE ? (double)hs_knobs_log_scale(&d->kr, t) : 1.0) / sqrt((double)dk);
+    int group = H / Hkv;
+    for (int h = 0; h < H; h++) {
+        int kvh = h / group;
+        const float *q = d->q + (size_t)h * dk;
+        double mx = -INFINITY;
+        for (int s = lo; s <= t; s++) {
+            const float *k = dm->kc + (size_t)(s % dm->cap) * Hkv * dk + (size_t)kvh * dk;
+            double dot = 0;
+            for (int i = 0; i < dk; i++) dot += (double)q[i] * k[i];
+            d->c[s] = scale * dot;
+            if (d->c[s] > mx) mx = d->c[s];
+        }
+        double sum = 0;
+        for (int s = lo; s <= t; s++) { d->c[s] = exp(d->c[s] - mx); sum += d->c[s]; }
+        for (int s = lo; s <= t; s++) d->c[s] /= sum;
+        float *o = d->o + (size_t)h * dv;
+        for (int j = 0; j < dv; j++) {
+            double acc = 0;
+            for (int s = lo; s <= t; s++)
+                acc += d->c[s] * dm->vc[(size_t)(s % dm->cap) * Hkv * dv + (size_t)kvh * dv + j];
+            o[j] = (float)acc;
+        }
+        if (fn) emit_dist(d, layer, mixer, h, t, lo, fn, ctx);
+        if (hs_knobs_is_ablated(&d->knobs, layer, mixer, h)) memset(o, 0, sizeof(float) * dv);
+    }
+    matmul_accumulate(d->y, d->o, dm->w->o_proj, 1, H * dv, D);
+}
+
+/* First visible source position of query t for gla/gdn under SWLA. */
+static int swla_start(const hs_knobs_resolved *kr, int t) {
+    long long lo = 0;
+    if (kr->swla == HS_SWLA_EXACT) lo = (long long)t - kr->swla_window + 1;
+    else if (kr->swla == HS_SWLA_OVERLAP)
+        lo = ((long long)(t / kr->swla_stride) + 1) * kr->swla_stride - kr->swla_window;
+    return lo > 0 ? (int)lo : 0;
+}
+
+/* c_{t,s} for s in [lo, t] from the history ring (backward sweep, spec section 4). */
+static void value_path_weights(hs_decoder *d, dec_mixer *dm, int h, int t, int lo, const float *q) {
+    int H = dm->H, dk = dm->dk;
+    double r[HS_ANALYSIS_MAX_DK];
+    double inv = 1.0 / sqrt((double)dk);
+    for (int i = 0; i < dk; i++) r[i] = q[i] * inv;
+    for (int s = t; s >= lo; s--) {
+        size_t slot = (size_t)(s % dm->hcap);
+        const float *k = dm->hk + slot * H * dk + (size_t)h * dk;
+        double dot = 0;
+        for (int i = 0; i < dk; i++) dot += r[i] * k[i];
+        if (dm->mc->type == HS_GLA) {
+            d->c[s] = dot;
+            const double *dec = dm->hdecay + slot * H * dk + (size_t)h * dk;
+            for (int i = 0; i < dk; i++) r[i] *= dec[i];
+        } else {
+            double beta = dm->hbeta[slot * H + h], alpha = dm->hdecay[slot * H + h];
+            double bd = beta * dot;
+            d->c[s] = bd;
+            for (int i = 0; i < dk; i++) r[i] = alpha * (r[i] - bd * k[i]);
+        }
+    }
+}
+
+static void linear_step(hs_decoder *d, dec_mixer *dm, int layer, int mixer, int t,
+                        hs_decode_head_fn fn, void *ctx) {
+    const hs_mixer_config *mc = dm->mc;
+    const hs_mixer_weights *w = dm->w;
+    int D = d->m->cfg.hidden_size, H = dm->H, dk = dm->dk, dv = dm->dv;
+    matmul_forward(d->q, d->h, w->q_proj, 1, D, H * dk);
+    matmul_forward(d->k, d->h, w->k_proj, 1, D, H * dk);
+    matmul_forward(d->v, d->h, w->v_proj, 1, D, H * dv);
+    if (dm->K) {
+        conv_step(d->q, dm->cq, w->q_conv, H * dk, dm->K);
+        conv_step(d->k, dm->ck, w->k_conv, H * dk, dm->K);
+        conv_step(d->v, dm->cv, w->v_conv, H * dv, dm->K);
+    }
+    if (mc->type == HS_GDN || mc->use_short_conv) {
+        silu_forward(d->q, d->q, (size_t)H * dk);
+        silu_forward(d->k, d->k, (size_t)H * dk);
+        silu_forward(d->v, d->v, (size_t)H * dv);
+    }
+    if (mc->type == HS_GLA) {
+        int r = mc->gate_low_rank_dim;
+        matmul_forward(d->lowrank, d->h, w->gk_proj0, 1, D, r);
+        matmul_forward(d->gk, d->lowrank, w->gk_proj1, 1, r, H * dk);
+        for (int i = 0; i < H * dk; i++) {
+            double z = (double)d->gk[i] + w->gk_bias[i];
+            d->gk[i] = (float)(-softplus_d(-z) / mc->gate_logit_normalizer);
+        }
+    } else {
+        l2norm_heads_forward(d->q, 1, H, dk, 1e-6f);
+        l2norm_heads_forward(d->k, 1, H, dk, 1e-6f);
+        matmul_forward(d->beta, d->h, w->b_proj, 1, D, H);
+        matmul_forward(d->log_alpha, d->h, w->a_proj, 1, D, H);
+        for (int h = 0; h < H; h++) {
+            double b = sigmoid_d(d->beta[h]);
+            d->beta[h] = (float)(mc->allow_neg_eigval ? 2.0 * b : b);
+            double a = -exp((double)w->A_log[h]) * softplus_d((double)d->log_alpha[h] + w->dt_bias[h]);
+            d->log_alpha[h] = (float)a;
+        }
+    }
+    if (dm->hcap) {
+        size_t slot = (size_t)(t % dm->hcap);
+        memcpy(dm->hk + slot * H * dk, d->k, sizeof(float) * H * dk);
+        memcpy(dm->hv + slot * H * dv, d->v, sizeof(float) * H * dv);
+        if (mc->type == HS_GLA) {
+            for (int i = 0; i < H * dk; i++) dm->hdecay[slot * H * dk + i] = exp((double)d->gk[i]);
+        } else {
+            for (int h = 0; h < H; h++) {
+                dm->hdecay[slot * H + h] = exp((double)d->log_alpha[h]);
+                dm->hbeta[slot * H + h] = d->beta[h];
+            }
+        }
+    }
+    double inv = 1.0 / sqrt((double)dk);
+    for (int h = 0; h < H; h++) {
+        const float *q = d->q + (size_t)h * dk, *k = d->k + (size_t)h * dk, *v = d->v + (size_t)h * dv;
+        float *o = d->o + (size_t)h * dv;
+        int lo = swla_start(&d->kr, t);
+        if (dm->state) {
+            double *S = dm->state + (size_t)h * dk * dv;
+            if (mc->type == HS_GLA) {
+                for (int i = 0; i < dk; i++) {
+                    double a = exp((double)d->gk[(size_t)h * dk + i]);
+                    double *row = S + (size_t)i * dv;
+                    for (int j = 0; j < dv; j++) row[j] = a * row[j] + (double)k[i] * v[j];
+                }
+            } else {
+                double beta = d->beta[h], alpha = exp((double)d->log_alpha[h]);
+                double *ks = d->ks;
+                for (int j = 0; j < dv; j++) {
+                    double acc = 0;
+                    for (int i = 0; i < dk; i++) acc += (double)k[i] * S[(size_t)i * dv + j];
+                    ks[j] = acc;
+                }
+                for (int i = 0; i < dk; i++) {
+                    double *row = S + (size_t)i * dv;
+                    for (int j = 0; j < dv; j++)
+                        row[j] = alpha * (row[j] - beta * k[i] * ks[j]) + beta * k[i] * v[j];
+                }
+            }
+            for (int j = 0; j < dv; j++) {
+                double acc = 0;
+                for (int i = 0; i < dk; i++) acc += (double)q[i] * S[(size_t)i * dv + j];
+                o[j] = (float)(acc * inv);
+            }
+            if (fn) value_path_weights(d, dm, h, t, lo, q);
+        } else {
+            value_path_weights(d, dm, h, t, lo, q);
+            for (int j = 0; j < dv; j++) {
+                double acc = 0;
+                for (int s = lo; s <= t; s++)
+                    acc += d->c[s] * dm->hv[(size_t)(s % dm->hcap) * H * dv + (size_t)h * dv + j];
+                o[j] = (float)acc;
+            }
+        }
+        if (fn) {
+            double sum = 0;
+            for (int s = lo; s <= t; s++) { d->c[s] = fabs(d->c[s]); sum += d->c[s]; }
+            for (int s = lo; s <= t; s++) d->c[s] = sum > 0 ? d->c[s] / sum : 0.0;
+            emit_dist(d, layer, mixer, h, t, lo, fn, ctx);
+        }
+    }
+    /* per head: rms(o, norm) * silu(h Wg^T), then ablation, then the output projection */
+    matmul_forward(d->g, d->h, w->g_proj, 1, D, H * dv);
+    rmsnorm_forward(d->o, d->o, w->g_norm, H, dv, mc->norm_eps);
+    for (int i = 0; i < H * dv; i++) {
+        double g = d->g[i];
+        d->o[i] = (float)((double)d->o[i] * (g / (1.0 + exp(-g))));
+    }
+    for (int h = 0; h < H; h++)
+        if (hs_knobs_is_ablated(&d->knobs, layer, mixer, h)) memset(d->o + (size_t)h * dv, 0, sizeof(float) * dv);
+    matmul_accumulate(d->y, d->o, w->o_proj, 1, H * dv, D);
+}
+
+int hs_decoder_step(hs_decoder *d, int32_t token, float *logits, hs_decode_head_fn head_fn,
+                    void *ctx, char *err, size_t errlen) {
+    const hs_model *m = d->m;
+    const hs_config *c = &m->cfg;
+    int D = c->hidden_size, F = c->intermediate_size, V = c->vocab_size, t = d->pos;
+    if (t >= d->max_tokens) {
+        snprintf(err, errlen, "decoder: full (%d tokens)", d->max_tokens);
+        return -1;
+    }
+    if (token < 0 || token >= V) {
+        snprintf(err, errlen, "decoder: token %d is outside the vocabulary [0, %d)", token, V);
+        return -1;
+    }
+    if (head_fn && !d->keep_history && d->kr.swla == HS_SWLA_OFF) {
+        for (int l = 0; l < c->num_layers; l++)
+            for (int i = 0; i < c->layers[l].n_mixers; i++)
+                if (!hs_mixer_is_softmax(c->layers[l].mixers[i].type)) {
+                    snprintf(err, errlen, "decoder: head distributions of gla/gdn heads need a "
+                             "decoder that keeps history (hs_decoder_new_ex)");
+                    return -1;
+                }
+    }
+    memcpy(d->x, m->embed + (size_t)token * D, sizeof(float) * D);
+    for (int l = 0; l < c->num_layers; l++) {
+        const hs_layer_weights *lw = &m->layers[l];
+        rmsnorm_forward(d->h, d->x, lw->attn_norm, 1, D, c->norm_eps);
+        memset(d->y, 0, sizeof(float) * D);
+        for (int i = 0; i < c->layers[l].n_mixers; i++) {
+            dec_mixer *dm = &d->mix[l][i];
+            if (hs_mixer_is_softmax(dm->mc->type)) softmax_step(d, dm, l, i, t, head_fn, ctx);
+            else linear_step(d, dm, l, i, t, head_fn, ctx);
+        }
+        for (int i = 0; i < D; i++) d->x[i] += d->y[i];
+        rmsnorm_forward(d->h, d->x, lw->mlp_norm, 1, D, c->norm_eps);
+        matmul_forward(d->ffn_a, d->h, lw->gate_proj, 1, D, F);
+        matmul_forward(d->ffn_b, d->h, lw->up_proj, 1, D, F);
+        swiglu_forward(d->ffn_a, d->ffn_a, d->ffn_b, (size_t)F);
+        matmul_accumulate(d->x, d->ffn_a, lw->down_proj, 1, F, D);
+    }
+    if (logits) {
+        rmsnorm_forward(d->h, d->x, m->norm, 1, D, c->norm_eps);
+        matmul_forward(logits, d->h, m->lm_head, 1, D, V);
+    }
+    d->pos++;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- greedy ---- */
+
+static int argmax_logits(const float *x, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++) if (x[i] > x[best]) best = i;
+    return best;
+}
+
+int hs_generate_greedy(const hs_model *m, const hs_knobs *k, const int32_t *prompt, int T,
+                       int max_new, int32_t *out, int *n_out, hs_decode_head_fn head_fn,
+                       void *ctx, const hs_forward_opts *opts, char *err, size_t errlen) {
+    *n_out = 0;
+    if (T < 1) { snprintf(err, errlen, "generate: empty prompt"); return -1; }
+    if (max_new < 1) return 0;
+    hs_decoder *d = decoder_new(m, k, T + max_new, head_fn != NULL, err, errlen);
+    if (!d) return -1;
+    int V = m->cfg.vocab_size;
+    float *logits = malloc(sizeof(float) * (size_t)V);
+    if (!logits) { hs_decoder_free(d); snprintf(err, errlen, "generate: out of memory"); return -1; }
+    int rc = prefill(d, prompt, T, logits, opts, head_fn, ctx, err, errlen);
+    for (int i = 0; rc == 0 && i < max_new; i++) {
+        int y = argmax_logits(logits, V);
+        if (y == m->cfg.eos_id) break;
+        out[(*n_out)++] = y;
+        if (i + 1 < max_new) rc = hs_decoder_step(d, y, logits, head_fn, ctx, err, errlen);
+    }
+    free(logits);
+    hs_decoder_free(d);
+    return rc;
+}
