@@ -16,12 +16,6 @@ void hs_probe_result_free(hs_probe_result *r) {
     memset(r, 0, sizeof *r);
 }
 
-void hs_pooled_map_free(hs_pooled_map *p) {
-    if (!p) return;
-    free(p->cells);
-    p->cells = NULL;
-}
-
 /* Argmax of every head's distribution for each generated token, filled by head_fn. */
 typedef struct {
     const hs_config *cfg;
@@ -105,15 +99,17 @@ int hs_probe_run(hs_probe_result *r, const hs_model *m, const hs_knobs *k, const
         return ret;
     }
     /* Retrieval: generated token i came from query row T-1+i. */
-    if (has_span) {
-        double unit = 1.0 / (r->span_end - r->span_start);
-        for (int h = 0; h < r->n_heads; h++)
-            for (int i = 0; i < n_out; i++) {
-                int s = rc.amax[(size_t)h * max_new + i];
-                if (s >= r->span_start && s < r->span_end && r->tokens[s] == out[i])
-                    r->heads[h].retrieval += unit;
-            }
+    double *score = calloc((size_t)r->n_heads, sizeof(double));
+    if (!score) {
+        free(out); free(rc.amax);
+        hs_probe_result_free(r);
+        snprintf(err, errlen, "probe: out of memory");
+        return -1;
     }
+    hs_retrieval_score(score, rc.amax, r->n_heads, max_new > 0 ? max_new : 1, r->tokens,
+                       r->span_start, r->span_end, out, n_out);
+    for (int h = 0; h < r->n_heads; h++) r->heads[h].retrieval = score[h];
+    free(score);
     if (max_new > 0) {
         r->has_answer = 1;
         hs_tokenizer_decode(r->answer, sizeof r->answer, &tk, out, n_out);

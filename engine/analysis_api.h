@@ -52,6 +52,13 @@ int hs_dist_argmax_f(const float *dist, int n);
 /* k used when the caller gives none: min(64, max(1, T / 64)). */
 int hs_topk_default(int T);
 
+/* Retrieval score (spec section 7): generated token gen[i] came from query row T-1+i, whose
+ * argmax position for head h is amax[h * stride + i] (-1 = unknown). Adds 1/|span| to
+ * score[h] when that position lies in [span_start, span_end) on a token equal to gen[i]. */
+void hs_retrieval_score(double *score, const int *amax, int n_heads, int stride,
+                        const int32_t *tokens, int span_start, int span_end,
+                        const int32_t *gen, int n_gen);
+
 /* ---- head indexing (layer-major, then mixer, then head) ---- */
 int hs_config_head_count(const hs_config *c);
 int hs_config_head_index(const hs_config *c, int layer, int mixer, int head);

@@ -185,6 +185,18 @@ int hs_topk_default(int T) {
     return k > 64 ? 64 : k;
 }
 
+void hs_retrieval_score(double *score, const int *amax, int n_heads, int stride,
+                        const int32_t *tokens, int span_start, int span_end,
+                        const int32_t *gen, int n_gen) {
+    if (span_start < 0 || span_end <= span_start) return;
+    double unit = 1.0 / (span_end - span_start);
+    for (int h = 0; h < n_heads; h++)
+        for (int i = 0; i < n_gen; i++) {
+            int s = amax[(size_t)h * stride + i];
+            if (s >= span_start && s < span_end && tokens[s] == gen[i]) score[h] += unit;
+        }
+}
+
 /* ---- head indexing ---- */
 
 int hs_config_head_count(const hs_config *c) {

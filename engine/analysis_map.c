@@ -14,6 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+void hs_pooled_map_free(hs_pooled_map *p) {
+    if (!p) return;
+    free(p->cells);
+    p->cells = NULL;
+}
+
 static int bin_edge(int start, int n, int bins, int i) {
     return start + (int)((long long)i * n / bins);
 }
