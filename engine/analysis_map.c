@@ -83,7 +83,7 @@ int hs_pooled_map_from_view(hs_pooled_map *out, const hs_head_view *v, const hs_
     for (int j = 0; j <= Bs; j++) cs[j] = bin_edge(o->s0, ns, Bs, j);
     long long used = 0;
     int failed = 0, cancelled = 0, done_bins = 0;
-#pragma omp parallel reduction(+ : used)
+#pragma omp parallel reduction(+ : used) if ((long long)nt * (o->s1 > o->t1 ? o->s1 : o->t1) * v->dk > (1 << 20))
     {
         double *dist = malloc(sizeof(double) * (size_t)T);
         double *sum = malloc(sizeof(double) * (size_t)Bs);

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Work per probe row is O(T * dk); small probes run on one thread (threads cost more). */
+static int v_dk(const hs_mixer_acts *a) { return a->mc->head_k_dim; }
+
 void hs_probe_stats_capture(void *ctx, const hs_mixer_acts *a) {
     hs_probe_stats *ps = ctx;
     if (ps->failed) return;
@@ -18,8 +21,8 @@ void hs_probe_stats_capture(void *ctx, const hs_mixer_acts *a) {
         st->layer = a->layer; st->mixer = a->mixer; st->head = h; st->type = mc->type;
         st->entropy = 0; st->hit_rate = 0;
     }
-    if (rows == 0) return;
-    hs_head_view *views = calloc((size_t)H, sizeof *views);
+    if (rows <= 0 || H <= 0) return;
+    hs_head_view *views = calloc((size_t)(unsigned)H, sizeof *views);
     double *ent = calloc((size_t)H * rows, sizeof *ent);
     int *hit = calloc((size_t)H * rows, sizeof *hit);
     int failed = !views || !ent || !hit;
@@ -27,7 +30,7 @@ void hs_probe_stats_capture(void *ctx, const hs_mixer_acts *a) {
         if (hs_head_view_init(&views[h], a, h)) failed = 1;
     if (!failed) {
         int items = H * rows;
-#pragma omp parallel
+#pragma omp parallel if ((long long)items * T * v_dk(a) > (1 << 18))
         {
             double *buf = malloc(sizeof(double) * (size_t)T);
             if (!buf) {

@@ -281,7 +281,7 @@ static int fill_caches(hs_decoder *d, const hs_mixer_acts *a) {
     }
     if (dm->state) {
         int failed = 0;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if ((long long)T * dk * dv > (1 << 18))
         for (int h = 0; h < H; h++) {
             double *S = dm->state + (size_t)h * dk * dv;
             if (dm->mc->type == HS_GLA) {
