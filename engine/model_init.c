@@ -32,9 +32,10 @@ static uint64_t name_hash(const char *s) {       /* FNV-1a */
     return h;
 }
 
-static void fill_normal(float *x, size_t n, double std, uint64_t stream) {
-#pragma omp parallel for schedule(static) if (n > 4 * BLOCK)
-    for (size_t b = 0; b < (n + BLOCK - 1) / BLOCK; b++) {
+/* Normal values for blocks [b0, b1) of a tensor of n values. */
+static void fill_normal_blocks(float *x, size_t n, size_t b0, size_t b1, double std, uint64_t stream) {
+#pragma omp parallel for schedule(static) if (b1 - b0 > 4)
+    for (size_t b = b0; b < b1; b++) {
         uint64_t s = stream ^ (b * 0xd1b54a32d192ed03ULL);
         splitmix64(&s);
         size_t end = (b + 1) * BLOCK < n ? (b + 1) * BLOCK : n;
@@ -43,6 +44,23 @@ static void fill_normal(float *x, size_t n, double std, uint64_t stream) {
             x[i] = (float)(std * r * cos(a));
             if (i + 1 < end) x[i + 1] = (float)(std * r * sin(a));
         }
+    }
+}
+
+typedef struct {
+    hs_io_progress_fn fn;
+    void *ctx;
+    size_t done, total;
+} progress;
+
+/* Fills in slices so that the progress report moves inside big tensors (embeddings). */
+static void fill_normal(float *x, size_t n, double std, uint64_t stream, progress *p) {
+    const size_t slice = 1024;   /* blocks per progress report */
+    size_t nb = (n + BLOCK - 1) / BLOCK;
+    for (size_t b = 0; b < nb; b += slice) {
+        size_t e = b + slice < nb ? b + slice : nb;
+        fill_normal_blocks(x, n, b, e, std, stream);
+        if (p->fn && p->total) p->fn(p->ctx, (double)(p->done + e * BLOCK) / (double)p->total);
     }
 }
 
@@ -60,9 +78,8 @@ static const hs_mixer_config *owner_mixer(const hs_model *m, float *const *slot)
 }
 
 void hs_model_init_random(hs_model *m, uint64_t seed) {
-    hs_io_progress_fn progress;
-    void *pctx;
-    hs_model_get_progress(&progress, &pctx);
+    progress pr = { NULL, NULL, 0, m->arena_floats };
+    hs_model_get_progress(&pr.fn, &pr.ctx);
     int n = hs_model_tensor_specs(m, NULL, 0);
     hs_tensor_spec *specs = malloc((size_t)n * sizeof *specs);
     if (!specs) return;
@@ -70,20 +87,17 @@ void hs_model_init_random(hs_model *m, uint64_t seed) {
     double depth = sqrt(2.0 * (m->cfg.num_layers > 0 ? m->cfg.num_layers : 1));
     uint64_t sm = seed;
     uint64_t base = splitmix64(&sm);
-    size_t done = 0;
     for (int i = 0; i < n; i++) {
         const hs_tensor_spec *sp = &specs[i];
         float *x = *sp->slot;
         size_t ne = 1;
         for (int k = 0; k < sp->ndim; k++) ne *= (size_t)sp->shape[k];
-        if (progress && m->arena_floats) progress(pctx, (double)done / (double)m->arena_floats);
-        done += ne;
         uint64_t s = base ^ name_hash(sp->name);
         splitmix64(&s);
         switch (sp->kind) {
-        case HS_TK_LINEAR: fill_normal(x, ne, 1.0 / sqrt(sp->fan_in), s); break;
-        case HS_TK_OUT_LINEAR: fill_normal(x, ne, 1.0 / sqrt(sp->fan_in) / depth, s); break;
-        case HS_TK_EMBED: fill_normal(x, ne, 1.0 / sqrt(sp->fan_in), s); break;
+        case HS_TK_LINEAR: fill_normal(x, ne, 1.0 / sqrt(sp->fan_in), s, &pr); break;
+        case HS_TK_OUT_LINEAR: fill_normal(x, ne, 1.0 / sqrt(sp->fan_in) / depth, s, &pr); break;
+        case HS_TK_EMBED: fill_normal(x, ne, 1.0 / sqrt(sp->fan_in), s, &pr); break;
         case HS_TK_NORM:
             for (size_t j = 0; j < ne; j++) x[j] = 1.0f;
             break;
@@ -113,6 +127,7 @@ void hs_model_init_random(hs_model *m, uint64_t seed) {
             break;
         }
         }
+        pr.done += ne;
     }
     free(specs);
 }

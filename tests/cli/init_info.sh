@@ -79,5 +79,22 @@ done
 "$BIN" init --help | grep -q "usage: hybridscope init" || fail "init --help"
 "$BIN" info --help | grep -q "usage: hybridscope info" || fail "info --help"
 
+# the same seed gives the same bytes whatever the thread count; another seed does not
+OMP_NUM_THREADS=1 "$BIN" init "$W/t1" --preset tiny --seed 7 >/dev/null 2>&1 || fail "init t1"
+OMP_NUM_THREADS=2 "$BIN" init "$W/t2" --preset tiny --seed 7 >/dev/null 2>&1 || fail "init t2"
+OMP_NUM_THREADS=2 "$BIN" init "$W/t3" --preset tiny --seed 8 >/dev/null 2>&1 || fail "init t3"
+cmp -s "$W/t1/model.safetensors" "$W/t2/model.safetensors" || fail "init depends on the thread count"
+cmp -s "$W/t1/model.safetensors" "$W/t3/model.safetensors" && fail "seeds 7 and 8 gave the same weights"
+
+# MODEL as a sample-model name (sample-models/NAME under $HS_ROOT); --length suffixes
+mkdir -p "$W/root/sample-models"
+"$BIN" init "$W/root/sample-models/mysample" --preset tiny --efficient gdn >/dev/null 2>&1 || fail "init sample"
+HS_ROOT="$W/root" "$BIN" info mysample --json --length 64K > "$W/s.json" 2>"$W/e" || fail "info by sample name: $(cat "$W/e")"
+grep -q '"length":[[:space:]]*65536' "$W/s.json" || fail "--length 64K is not 65536"
+HS_ROOT="$W/root" "$BIN" info nosuchsample >/dev/null 2>"$W/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "no sample model of that name" "$W/e" || fail "unknown sample: exit $rc $(cat "$W/e")"
+"$BIN" info "$W/root/sample-models/mysample" --length 12x >/dev/null 2>"$W/e"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--length: '12x' is not an integer" "$W/e" || fail "bad --length: exit $rc $(cat "$W/e")"
+
 [ $fails -eq 0 ] || { echo "$fails failures"; exit 1; }
 echo "$n checkpoints initialised and described"
