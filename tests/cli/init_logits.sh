@@ -9,25 +9,35 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# npy_info FILE -> "DESCR ROWS COLS" (and checks the data size matches the header)
+# npy_info FULL LAST -> "DESCR ROWS COLS / DESCR ROWS COLS": checks both headers, that the data
+# size matches them, that the values are finite, and that LAST equals the last rows of FULL.
 npy_info() {
-    python3 - "$1" <<'EOF'
-import ast, struct, sys
-b = open(sys.argv[1], 'rb').read()
-assert b[:6] == b'\x93NUMPY', 'bad magic'
-major = b[6]
-hl, off = (struct.unpack('<H', b[8:10])[0], 10) if major == 1 else (struct.unpack('<I', b[8:12])[0], 12)
-assert (off + hl) % 64 == 0, 'header not 64-byte aligned'
-h = ast.literal_eval(b[off:off + hl].decode('latin1'))
-assert h['fortran_order'] is False
-shape = h['shape']
-n = 1
-for s in shape: n *= s
-size = {'<f4': 4, '<i4': 4, '<i8': 8}[h['descr']]
-assert len(b) - off - hl == n * size, 'data size %d != %d' % (len(b) - off - hl, n * size)
-print(h['descr'], *shape)
+    python3 - "$1" "$2" <<'EOF'
+import array, ast, math, struct, sys
+def load(p):
+    b = open(p, 'rb').read()
+    assert b[:6] == b'\x93NUMPY', 'bad magic'
+    hl, off = (struct.unpack('<H', b[8:10])[0], 10) if b[6] == 1 else (struct.unpack('<I', b[8:12])[0], 12)
+    assert (off + hl) % 64 == 0, 'header not 64-byte aligned'
+    h = ast.literal_eval(b[off:off + hl].decode('latin1'))
+    assert h['fortran_order'] is False and h['descr'] == '<f4'
+    n = 1
+    for s in h['shape']: n *= s
+    assert len(b) - off - hl == 4 * n, 'data size %d != %d' % (len(b) - off - hl, 4 * n)
+    a = array.array('f'); a.frombytes(b[off + hl:])
+    assert all(math.isfinite(v) for v in a), 'non-finite logits'
+    return h, a
+(hf, full), (hl_, last) = load(sys.argv[1]), load(sys.argv[2])
+tail = full[len(full) - len(last):]
+m = max(max(abs(v) for v in tail), 1e-6)
+assert max(abs(a - b) for a, b in zip(tail, last)) / m < 1e-5, '--last rows differ'
+print(hf['descr'], *hf['shape'], '/', hl_['descr'], *hl_['shape'])
 EOF
 }
+
+# at_most X LIMIT / above X LIMIT: float comparisons
+at_most() { awk -v x="$1" -v l="$2" 'BEGIN { exit !(x <= l) }'; }
+above() { awk -v x="$1" -v l="$2" 'BEGIN { exit !(x > l) }'; }
 
 # write_tokens FILE DTYPE(i4|i8) ids... : a 1-D .npy of token ids
 write_tokens() {
@@ -76,24 +86,11 @@ for c in "${combos[@]}"; do
     d="$tmp/m$i"
     # shellcheck disable=SC2086
     "$B" init "$d" $c --seed $i >/dev/null || fail "init $c"
-    V=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['vocab_size'])" "$d/config.json")
+    V=$(sed -n 's/.*"vocab_size":[[:space:]]*\([0-9]*\).*/\1/p' "$d/config.json")
     "$B" logits "$d" --text "$text" --out "$tmp/l$i.npy" >/dev/null || fail "logits on init $c"
-    info=$(npy_info "$tmp/l$i.npy") || fail "bad npy for $c"
-    [ "$info" = "<f4 $T $V" ] || fail "init $c: logits header '$info', want '<f4 $T $V'"
     "$B" logits "$d" --text "$text" --last 3 --out "$tmp/last$i.npy" >/dev/null || fail "--last on $c"
-    info=$(npy_info "$tmp/last$i.npy")
-    [ "$info" = "<f4 3 $V" ] || fail "init $c --last 3: '$info'"
-    python3 - "$tmp/l$i.npy" "$tmp/last$i.npy" "$V" <<'EOF' || fail "init $c: --last rows differ from the full logits, or values not finite"
-import struct, sys, array, math
-def load(p):
-    b = open(p, 'rb').read(); hl = struct.unpack('<H', b[8:10])[0]
-    a = array.array('f'); a.frombytes(b[10 + hl:]); return a
-full, last, V = load(sys.argv[1]), load(sys.argv[2]), int(sys.argv[3])
-assert all(math.isfinite(v) for v in full)
-tail = full[len(full) - 3 * V:]
-m = max(max(abs(v) for v in tail), 1e-6)
-assert max(abs(a - b) for a, b in zip(tail, last)) / m < 1e-5
-EOF
+    info=$(npy_info "$tmp/l$i.npy" "$tmp/last$i.npy") || fail "bad npy for $c"
+    [ "$info" = "<f4 $T $V / <f4 3 $V" ] || fail "init $c: headers '$info', want '<f4 $T $V / <f4 3 $V'"
     i=$((i + 1))
 done
 
@@ -108,19 +105,19 @@ write_tokens "$tmp/t64.npy" i8 $ids
 for t in t32 t64; do
     "$B" logits "$m" --tokens "$tmp/$t.npy" --out "$tmp/$t-out.npy" >/dev/null || fail "--tokens $t"
     r=$(max_rel_diff "$tmp/$t-out.npy" "$tmp/l0.npy")
-    python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 1e-6 else 1)" "$r" || fail "--tokens $t differs from --text (rel $r)"
+    at_most "$r" 1e-6 || fail "--tokens $t differs from --text (rel $r)"
 done
 printf '%s' "$text" > "$tmp/text.txt"
 "$B" logits "$m" --text-file "$tmp/text.txt" --out "$tmp/tf.npy" >/dev/null || fail "--text-file"
 r=$(max_rel_diff "$tmp/tf.npy" "$tmp/l0.npy")
-python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 1e-6 else 1)" "$r" || fail "--text-file differs from --text ($r)"
+at_most "$r" 1e-6 || fail "--text-file differs from --text ($r)"
 
 # ---- chunked vs recurrent, and knobs accepted ----
 gdn="$tmp/m2"
 "$B" logits "$gdn" --text "$text" --chunk 7 --out "$tmp/c.npy" >/dev/null || fail "--chunk 7"
 "$B" logits "$gdn" --text "$text" --recurrent --out "$tmp/r.npy" >/dev/null || fail "--recurrent"
 r=$(max_rel_diff "$tmp/c.npy" "$tmp/r.npy")
-python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 1e-4 else 1)" "$r" || fail "chunked vs recurrent rel $r"
+at_most "$r" 1e-4 || fail "chunked vs recurrent rel $r"
 for k in "--log-scale" "--log-scale=16" "--swla" "--swla=overlap --swla-window 8 --swla-stride 2" \
          "--swa-window 4" "--rope-window" "--rope-window 5" "--ablate 0.0.1,0.1.0" "--device cpu"; do
     # shellcheck disable=SC2086
@@ -128,7 +125,7 @@ for k in "--log-scale" "--log-scale=16" "--swla" "--swla=overlap --swla-window 8
 done
 "$B" logits "$gdn" --text "$text" --swla --swla-window 4 --out "$tmp/k.npy" >/dev/null || fail "swla"
 r=$(max_rel_diff "$tmp/k.npy" "$tmp/l2.npy")
-python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 1e-4 else 1)" "$r" || fail "--swla --swla-window 4 changed nothing"
+above "$r" 1e-4 || fail "--swla --swla-window 4 changed nothing"
 
 # ---- bad input: exit 2, the flag named, no output file left ----
 python3 -c "

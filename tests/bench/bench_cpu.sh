@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# CPU benchmark (issue 2): GEMM GFLOP/s against the CPU's theoretical peak, forward tokens/s
+# of the 8-layer 3:1 LH bench model (hidden 256) at 1K, 4K and 16K tokens for each efficient
+# type, and peak RSS per run. Prints a markdown report on stdout; `make bench-cpu` runs it.
+#   usage: tests/bench/bench_cpu.sh [BUILD_DIR]     (env: BENCH_LENGTHS="1024 4096 16384",
+#          BENCH_TYPES="gla gdn swa rope", GEMM_SECONDS=1)
+set -eu
+cd "$(dirname "$0")/../.."
+BUILD=${1:-build}
+B="$PWD/$BUILD/hybridscope"
+LENGTHS=${BENCH_LENGTHS:-"1024 4096 16384"}
+TYPES=${BENCH_TYPES:-"gla gdn swa rope"}
+[ -x "$B" ] || { echo "bench_cpu: $B not built (run make)"; exit 1; }
+[ -x /usr/bin/time ] || { echo "bench_cpu: /usr/bin/time is missing (apt-get install time)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# ---- the machine and its theoretical peak ----
+model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+mhz=$(grep -m1 'cpu MHz' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')
+cores=$(nproc)
+flags=$(grep -m1 '^flags' /proc/cpuinfo)
+if [[ $flags == *avx512f* ]]; then simd="AVX-512"; lanes=16
+elif [[ $flags == *avx2* ]]; then simd="AVX2"; lanes=8
+else simd="SSE"; lanes=4; fi
+fma=0; [[ $flags == *" fma"* ]] && fma=1
+# Assumption: two FMA pipes per core at the SIMD width (Intel server cores since Skylake-SP),
+# at the frequency /proc/cpuinfo reports (turbo, if any, is not visible in this VM).
+per_cycle=$(( lanes * 2 * (fma ? 2 : 1) ))
+peak=$(awk -v m="$mhz" -v c="$cores" -v f="$per_cycle" 'BEGIN { printf "%.0f", m / 1000 * c * f }')
+peak1=$(awk -v m="$mhz" -v f="$per_cycle" 'BEGIN { printf "%.0f", m / 1000 * f }')
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+
+echo "## CPU (issue 2)"
+echo
+echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname): $model, $cores cores at ${mhz} MHz, $simd$([ $fma = 1 ] && echo +FMA),"
+echo "$(free -g | awk '/Mem:/ {print $2}') GB RAM; load average before the run: $load (the machine is shared)."
+echo "OpenBLAS core type: $(OPENBLAS_VERBOSE=2 "$B" --version 2>&1 | sed -n 's/^Core: //p' | head -1)${OPENBLAS_CORETYPE:+ (forced by OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)}."
+echo "Theoretical fp32 peak assumed: $per_cycle FLOP/cycle/core ($simd, 2 FMA pipes) x ${mhz} MHz ="
+echo "$peak1 GFLOP/s per core, $peak GFLOP/s for $cores cores."
+echo
+
+# ---- GEMM ----
+cc -O2 -I. -Iengine -Ikernels tests/bench/bench_gemm.c "$BUILD/kernels/cpu/matmul.o" -o "$tmp/bench_gemm" \
+    $(pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lm
+echo "### GEMM (matmul_forward = cblas_sgemm, out = in @ W^T)"
+echo
+echo "| rows x in -> out | GFLOP/s | % of $cores-core peak |"
+echo "|---|---|---|"
+"$tmp/bench_gemm" "${GEMM_SECONDS:-1}" | while read -r n k m g; do
+    printf '| %s x %s -> %s | %s | %s%% |\n' "$n" "$k" "$m" "$g" "$(awk -v g="$g" -v p="$peak" 'BEGIN { printf "%.0f", 100 * g / p }')"
+done
+echo
+
+# ---- forward ----
+echo "### Forward pass (hybridscope logits --last 1), 8 layers 3:1 LH, hidden 256, 4 heads x 64, ffn 768"
+echo
+maxT=0; for T in $LENGTHS; do [ "$T" -gt "$maxT" ] && maxT=$T; done
+head -c $((maxT * 2)) /dev/urandom | base64 -w0 | head -c "$maxT" > "$tmp/text_all"
+echo "| type | params | T | forward s | tokens/s | wall s | peak RSS MB |"
+echo "|---|---|---|---|---|---|---|"
+for ty in $TYPES; do
+    "$B" init "$tmp/$ty" --preset small --efficient "$ty" --hidden 256 --layers 8 --heads 4 \
+        --head-dim 64 --ffn 768 --ratio 3:1 --layout LH --seed 1 > "$tmp/init.log"
+    params=$(sed -n 's/.*: \([0-9.]*[KMB]\) parameters.*/\1/p' "$tmp/init.log")
+    for T in $LENGTHS; do
+        head -c $((T - 1)) "$tmp/text_all" > "$tmp/text"   # + BOS = T tokens
+        /usr/bin/time -f "%e %M" -o "$tmp/time" "$B" logits "$tmp/$ty" --text-file "$tmp/text" \
+            --last 1 --device cpu --out "$tmp/out.npy" > "$tmp/run.log"
+        secs=$(sed -n 's/.*knobs off, \([0-9.]*\) s.*/\1/p' "$tmp/run.log")
+        read -r wall rss < "$tmp/time"
+        printf '| %s | %s | %d | %s | %.0f | %s | %.0f |\n' "$ty" "$params" "$T" "$secs" \
+            "$(awk -v t="$T" -v s="$secs" 'BEGIN { print (s > 0 ? t / s : 0) }')" "$wall" \
+            "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')"
+    done
+done
+echo
+echo "Targets (issue 2): 16K tokens under 10 s, peak RSS under 1 GB, memory linear in T."
