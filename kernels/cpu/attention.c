@@ -13,6 +13,7 @@
 
 typedef struct {
     const float *q, *k, *v, *row_scale;
+    const float *kt; /* [Hkv, dk, T]: keys transposed once, so both tile products are NN */
     float *out;
     int T, H, Hkv, dk, dv, window, Bq, Bk;
 } attn_args;
@@ -46,10 +47,10 @@ static HS_VEC_CLONES void online_softmax_tile(float *sc, int lds, int nq, int nk
         const float m_old = m[r];
         const float m_new = mx > m_old ? mx : m_old;
         float sum = 0.0f;
-        for (int j = 0; j < j0; j++) sr[j] = 0.0f;
+        if (j0 > 0) memset(sr, 0, sizeof(float) * (size_t)j0);
         #pragma omp simd reduction(+:sum)
         for (int j = j0; j <= j1; j++) { float p = hs_expf(sr[j] - m_new); sr[j] = p; sum += p; }
-        for (int j = j1 + 1; j < nk; j++) sr[j] = 0.0f;
+        if (j1 + 1 < nk) memset(sr + j1 + 1, 0, sizeof(float) * (size_t)(nk - 1 - j1));
         if (m_new != m_old) {
             const float corr = m_old == -INFINITY ? 0.0f : hs_expf(m_old - m_new);
             float *ar = acc + (size_t)r * dv;
@@ -67,9 +68,9 @@ static void attention_tile(const attn_args *a, attn_work *w, int h, int t0) {
     const int dk = a->dk, dv = a->dv, Bk = a->Bk, window = a->window;
     const int nq = a->T - t0 < a->Bq ? a->T - t0 : a->Bq;
     const int kvh = h / (a->H / a->Hkv);
-    const int ldq = a->H * dk, ldk = a->Hkv * dk, ldv = a->Hkv * dv, ldo = a->H * dv;
+    const int ldq = a->H * dk, ldv = a->Hkv * dv, ldo = a->H * dv;
     const float inv_sqrt = 1.0f / sqrtf((float)dk);
-    const float *kbase = a->k + (size_t)kvh * dk, *vbase = a->v + (size_t)kvh * dv;
+    const float *ktbase = a->kt + (size_t)kvh * dk * a->T, *vbase = a->v + (size_t)kvh * dv;
 
     for (int r = 0; r < nq; r++) {
         const float *qr = a->q + (size_t)(t0 + r) * ldq + (size_t)h * dk;
@@ -85,8 +86,8 @@ static void attention_tile(const attn_args *a, attn_work *w, int h, int t0) {
     const int s_lo = window > 0 && t0 - window + 1 > 0 ? t0 - window + 1 : 0;
     for (int ks = s_lo; ks <= t_last; ks += Bk) {
         const int nk = t_last + 1 - ks < Bk ? t_last + 1 - ks : Bk;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, dk, 1.0f, w->qs, dk,
-                    kbase + (size_t)ks * ldk, ldk, 0.0f, w->s, Bk);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, nk, dk, 1.0f, w->qs, dk,
+                    ktbase + ks, a->T, 0.0f, w->s, Bk);
         online_softmax_tile(w->s, Bk, nq, nk, t0, ks, window, w->m, w->l, w->acc, dv);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dv, nk, 1.0f, w->s, Bk,
                     vbase + (size_t)ks * ldv, ldv, 1.0f, w->acc, dv);
@@ -99,12 +100,27 @@ static void attention_tile(const attn_args *a, attn_work *w, int h, int t0) {
     }
 }
 
+/* Keys per tile: 4 Bq, at most 512. Long key tiles amortise the per-call packing of the query
+ * tile inside sgemm (Bq = 128 with 512 keys measured ~1.5x faster than 64 with 128 at T = 8K);
+ * under a window a query tile of Bq rows sees at most window + Bq - 1 keys, so the key tile
+ * need not be longer than that. */
+static int key_tile(int T, int window, int Bq) {
+    int bk = 4 * Bq < 512 ? 4 * Bq : 512;
+    if (window > 0 && window + Bq - 1 < bk) bk = window + Bq - 1;
+    if (T < bk) bk = T;
+    bk = (bk + 15) & ~15;
+    return bk > 0 ? bk : 16;
+}
+
+/* tile: query rows per tile (<= 0: 128); the key tile length is chosen by key_tile. */
 void attention_forward(float *out, const float *q, const float *k, const float *v,
                        const float *row_scale, int T, int H, int Hkv, int dk, int dv,
                        int window, int tile) {
     if (T <= 0 || H <= 0) return;
-    if (tile <= 0) tile = 64;
-    attn_args a = {q, k, v, row_scale, out, T, H, Hkv, dk, dv, window, tile, 2 * tile};
+    if (tile <= 0) tile = 128;
+    float *kt = malloc(sizeof(float) * (size_t)T * Hkv * dk);
+    if (!kt) abort();
+    attn_args a = {q, k, v, row_scale, kt, out, T, H, Hkv, dk, dv, window, tile, key_tile(T, window, tile)};
     const int n_qt = (T + a.Bq - 1) / a.Bq;
     const long items = (long)n_qt * H;
     const double pairs = window > 0 && window < T ? (double)T * window : (double)T * (T + 1) / 2;
@@ -119,6 +135,14 @@ void attention_forward(float *out, const float *q, const float *k, const float *
         w.m = malloc(sizeof(float) * (size_t)a.Bq);
         w.l = malloc(sizeof(float) * (size_t)a.Bq);
         if (!w.qs || !w.s || !w.acc || !w.m || !w.l) abort();
+        #pragma omp for schedule(static)
+        for (int g = 0; g < Hkv; g++)
+            for (int s0 = 0; s0 < T; s0 += 64) { /* blocked transpose of kv head g */
+                const int s1 = s0 + 64 < T ? s0 + 64 : T;
+                for (int i = 0; i < dk; i++)
+                    for (int s = s0; s < s1; s++)
+                        kt[((size_t)g * dk + i) * T + s] = k[((size_t)s * Hkv + g) * dk + i];
+            }
         /* Latest query tiles first: under causal masking they are the most expensive. */
         #pragma omp for schedule(dynamic, 1)
         for (long it = 0; it < items; it++) {
@@ -128,4 +152,5 @@ void attention_forward(float *out, const float *q, const float *k, const float *
         free(w.qs); free(w.s); free(w.acc); free(w.m); free(w.l);
     }
     if (par) hs_blas_serial_end(nb);
+    free(kt);
 }
