@@ -1,6 +1,7 @@
 /* config.json (native dialect, model-spec section 2): parsing with cJSON, validation,
  * serialisation, and counts derived from the config. */
 #include "config.h"
+#include "config_dialect.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -302,17 +303,24 @@ int hs_config_parse(hs_config *o, const char *json, size_t len, const char *path
     int rc = -1;
     if (!cJSON_IsObject(root)) { fail(&c, NULL, "the top level must be a JSON object"); goto done; }
 
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
+    if (!mt) { fail(&c, NULL, "missing required key 'model_type'"); goto done; }
+    if (!cJSON_IsString(mt)) { fail(&c, NULL, "'model_type' must be a string"); goto done; }
+    if (hs_config_is_dialect(mt->valuestring)) {
+        /* fla's configs: translated to the native structure, then validated as one. */
+        cJSON *native = hs_config_translate(root, c.path, err, errlen);
+        if (!native) goto done;
+        cJSON_Delete(root);
+        root = native;
+    } else if (strcmp(mt->valuestring, "hybrid")) {
+        fail(&c, NULL, "model_type '%.64s' is not supported (expected \"hybrid\", \"gla\" or \"gated_deltanet\")",
+             mt->valuestring);
+        goto done;
+    }
     for (const cJSON *it = root->child; it; it = it->next)
         if (it->string && !in_list(it->string, top_keys) && !in_list(it->string, top_ignored_keys))
             warn_unknown(&c, NULL, it->string, "unknown");
 
-    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
-    if (!mt) { fail(&c, NULL, "missing required key 'model_type'"); goto done; }
-    if (!cJSON_IsString(mt)) { fail(&c, NULL, "'model_type' must be a string"); goto done; }
-    if (strcmp(mt->valuestring, "hybrid")) {
-        fail(&c, NULL, "model_type '%.64s' is not supported (expected \"hybrid\")", mt->valuestring);
-        goto done;
-    }
     if (get_required_int(&c, root, NULL, "vocab_size", 1, MAX_VOCAB, &o->vocab_size) < 0 ||
         get_required_int(&c, root, NULL, "hidden_size", 1, MAX_DIM, &o->hidden_size) < 0 ||
         get_required_int(&c, root, NULL, "intermediate_size", 1, MAX_DIM, &o->intermediate_size) < 0 ||

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define HS_ST_MAX_TENSORS 1000000
+
 size_t hs_dtype_size(hs_dtype d) { return d == HS_DT_F32 ? 4 : 2; }
 
 const char *hs_dtype_name(hs_dtype d) {
@@ -259,6 +261,11 @@ int hs_st_parse(hs_st_archive *ar, const uint8_t *buf, size_t len, int file_inde
     uint64_t buflen = len - 8 - N;
     int count = 0;
     for (const cJSON *e = root->child; e; e = e->next) count++;
+    /* Real checkpoints hold thousands of tensors; a header of millions is a memory bomb. */
+    if (count > HS_ST_MAX_TENSORS) {
+        cJSON_Delete(root);
+        return errf(err, errlen, "%s: header lists %d tensors (at most %d)", fname, count, HS_ST_MAX_TENSORS);
+    }
 
     int first = ar->n_tensors, rc = -1;
     span *spans = malloc((size_t)(count ? count : 1) * sizeof *spans);

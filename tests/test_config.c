@@ -334,3 +334,56 @@ TEST(preset_bad_flags_named) {
     CHECK(build(&c, "--layers", err) == -1 && strstr(err, "--layers needs a value"), "%.400s", err);
     CHECK(build(&c, "--head-dim 3 --efficient rope", err) == -1 && strstr(err, "even"), "%.400s", err);
 }
+
+/* ---- fla dialects ---------------------------------------------------------------------- */
+
+TEST(config_fla_gla_with_attn_layers) {
+    hs_config c;
+    char err[HS_ERR_LEN], warn[4096];
+    const char *j = "{\"model_type\":\"gla\",\"hidden_size\":64,\"num_hidden_layers\":4,\"num_heads\":4,"
+                    "\"expand_k\":0.5,\"expand_v\":1,\"vocab_size\":300,\"max_position_embeddings\":512,"
+                    "\"use_short_conv\":true,\"feature_map\":null,\"architectures\":[\"GLAForCausalLM\"],"
+                    "\"fuse_norm\":true,\"bos_token_id\":1,\"eos_token_id\":2,\"mystery\":3,"
+                    "\"attn\":{\"layers\":[1,3],\"num_heads\":2,\"num_kv_heads\":1,\"window_size\":null,\"rope_theta\":500.0}}";
+    CHECK(parse_capture(&c, j, err, warn, sizeof warn) == 0, "%.400s", err);
+    CHECK(c.num_layers == 4 && c.hidden_size == 64 && c.vocab_size == 300 && c.train_context == 512, "top");
+    /* fla GatedMLP: 256 * ceil(int(64 * 4 * 2/3) / 256) = 256 */
+    CHECK(c.intermediate_size == 256, "intermediate %d", c.intermediate_size);
+    const hs_mixer_config *g = &c.layers[0].mixers[0], *a = &c.layers[1].mixers[0];
+    CHECK(g->type == HS_GLA && g->num_heads == 4 && g->head_k_dim == 8 && g->head_v_dim == 16 &&
+          g->use_short_conv == 1 && g->norm_eps == 1e-6f && g->gate_low_rank_dim == 16, "gla mixer");
+    CHECK(a->type == HS_ROPE && a->num_heads == 2 && a->num_kv_heads == 1 && a->head_k_dim == 32 &&
+          a->rope_theta == 500.0f, "attn mixer");
+    CHECK(c.layers[2].mixers[0].type == HS_GLA && c.layers[3].mixers[0].type == HS_ROPE, "layer pattern");
+    CHECK(strstr(warn, "unknown key 'mystery'") && !strstr(warn, "architectures") && !strstr(warn, "fuse_norm"),
+          "warnings: %.300s", warn);
+}
+
+TEST(config_fla_gdn_defaults_and_window_nope) {
+    hs_config c;
+    char err[HS_ERR_LEN];
+    const char *j = "{\"model_type\":\"gated_deltanet\",\"hidden_size\":128,\"num_hidden_layers\":3,\"head_dim\":32,"
+                    "\"num_heads\":2,\"intermediate_size\":200,\"allow_neg_eigval\":true,"
+                    "\"attn\":{\"layers\":[0],\"num_heads\":4,\"window_size\":64}}";
+    CHECK(parse(&c, j, err) == 0, "%.400s", err);
+    const hs_mixer_config *s = &c.layers[0].mixers[0], *g = &c.layers[1].mixers[0];
+    CHECK(s->type == HS_SWA && s->window == 64 && s->rope_theta == 10000.0f && s->head_k_dim == 32, "swa layer");
+    CHECK(g->type == HS_GDN && g->head_k_dim == 32 && g->head_v_dim == 64 && g->use_short_conv == 1 &&
+          g->allow_neg_eigval == 1 && g->conv_size == 4, "gdn mixer (expand_v 2)");
+    CHECK(c.intermediate_size == 200 && c.train_context == 2048 && c.vocab_size == 32000, "fla defaults");
+    CHECK(parse(&c, "{\"model_type\":\"gated_deltanet\",\"hidden_size\":64,\"num_hidden_layers\":2,\"head_dim\":16,"
+                    "\"attn\":{\"layers\":[1],\"num_heads\":4,\"rope_theta\":null}}", err) == 0, "%.400s", err);
+    CHECK(c.layers[1].mixers[0].type == HS_NOPE, "rope_theta null is NoPE");
+}
+
+TEST(config_fla_rejects_unsupported) {
+    EXPECT_ERR("{\"model_type\":\"gla\",\"feature_map\":\"relu\"}", "'feature_map' is not supported");
+    EXPECT_ERR("{\"model_type\":\"gla\",\"use_output_gate\":false}", "'use_output_gate' false");
+    EXPECT_ERR("{\"model_type\":\"gla\",\"num_heads\":4,\"num_kv_heads\":2}", "'num_kv_heads' != num_heads");
+    EXPECT_ERR("{\"model_type\":\"gated_deltanet\",\"num_v_heads\":12}", "'num_v_heads' != num_heads");
+    EXPECT_ERR("{\"model_type\":\"gated_deltanet\",\"use_gate\":false}", "'use_gate' false");
+    EXPECT_ERR("{\"model_type\":\"gla\",\"num_hidden_layers\":2,\"attn\":{\"layers\":[5],\"num_heads\":2}}",
+               "attn: layers: 5 is not a layer index");
+    EXPECT_ERR("{\"model_type\":\"gla\",\"attn\":{\"layers\":[0],\"num_heads\":2,\"qkv_bias\":true}}", "qkv_bias");
+    EXPECT_ERR("{\"model_type\":\"gla\",\"hidden_act\":\"gelu\"}", "hidden_act");
+}

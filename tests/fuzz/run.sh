@@ -17,7 +17,7 @@ CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -I. -Iengine $(pkg-config --cflags libcjso
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 LIBS="$(pkg-config --libs libcjson 2>/dev/null || echo -lcjson) -lm"
 $CLANG $CFLAGS $SAN -o $OUT/fuzz_safetensors tests/fuzz/fuzz_safetensors.c engine/safetensors.c $LIBS
-$CLANG $CFLAGS $SAN -o $OUT/fuzz_config tests/fuzz/fuzz_config.c engine/config.c engine/model.c engine/safetensors.c $LIBS
+$CLANG $CFLAGS $SAN -o $OUT/fuzz_config tests/fuzz/fuzz_config.c engine/config.c engine/config_fla.c engine/model.c engine/safetensors.c $LIBS
 
 # Seeds: small valid safetensors files and valid configs of every mixer type and layout.
 mkdir -p $OUT/corpus-safetensors $OUT/corpus-config
@@ -59,6 +59,12 @@ cfgs = {
       "layers": [{"mixers": [M("gla", 1, head_k_dim=2, head_v_dim=3, gate_low_rank_dim=2,
                                 gate_logit_normalizer=8)]}]}),
 }
+cfgs["fla_gla"] = json.dumps({"model_type": "gla", "hidden_size": 64, "num_hidden_layers": 4, "num_heads": 4,
+    "expand_k": 0.5, "expand_v": 1, "vocab_size": 300, "use_short_conv": True, "feature_map": None,
+    "attn": {"layers": [1, 3], "num_heads": 2, "num_kv_heads": 1, "window_size": None, "rope_theta": 500.0}})
+cfgs["fla_gdn"] = json.dumps({"model_type": "gated_deltanet", "hidden_size": 128, "num_hidden_layers": 3,
+    "head_dim": 32, "num_heads": 2, "expand_v": 2, "allow_neg_eigval": True,
+    "attn": {"layers": [0], "num_heads": 4, "window_size": 64, "rope_theta": None}})
 for k, v in cfgs.items(): open(os.path.join(out, "corpus-config", k), "w").write(v)
 open(os.path.join(out, "safetensors.dict"), "w").write("\n".join('"%s"' % w for w in
     ["dtype", "shape", "data_offsets", "F32", "BF16", "F16", "__metadata__", "{", "}", "[", "]", ":", ","]) + "\n")
@@ -68,7 +74,8 @@ open(os.path.join(out, "config.dict"), "w").write("\n".join('"%s"' % w for w in
      "layers", "mixers", "type", "num_heads", "num_kv_heads", "head_k_dim", "head_v_dim",
      "rope_theta", "window", "gate_low_rank_dim", "gate_logit_normalizer", "use_short_conv",
      "conv_size", "allow_neg_eigval", "nope", "rope", "swa", "gla", "gdn", "true", "false",
-     "training"]) + "\n")
+     "training", "gated_deltanet", "expand_k", "expand_v", "attn", "window_size", "num_v_heads",
+     "use_gate", "feature_map", "max_position_embeddings", "hidden_ratio", "null"]) + "\n")
 PY
 
 status=0
