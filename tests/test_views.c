@@ -4,7 +4,8 @@
  * known-hot map cell is yellow (viridis top), the no-causal-entry triangle is background, a
  * 100% needle cell is green and a 0% one red, a tidal point has its branch colour.
  *
- * HS_VIEWS_DUMP=1 prints the 80x24 text renders. With HS_VIEWS_OUT=DIR set, views_export_files writes its files there (the CLI test
+ * HS_VIEWS_DUMP=1 prints the 80x24 text renders. With HS_VIEWS_OUT=DIR set (and optionally
+ * HS_VIEWS_SIZE=WxH[@scale]), views_export_files writes its files there (the CLI test
  * tests/cli/views_vector.sh parses them; docs/img screenshots are made the same way). */
 #include <math.h>
 #include <stdint.h>
@@ -601,11 +602,15 @@ TEST(views_export_files) {
     if (!dir || !dir[0]) dir = hs_test_tmpdir();
     static const char *const ext[3] = { "png", "svg", "pdf" };
     char path[1024], err[512];
+    int W = 960, H = 600;
+    double scale = 1;
+    const char *size = getenv("HS_VIEWS_SIZE");          /* "WxH" or "WxH@S", for looking */
+    if (size && getenv("HS_VIEWS_OUT") && sscanf(size, "%dx%d@%lf", &W, &H, &scale) < 2) W = 960, H = 600;
     for (int v = 0; v < HS_VIEW_COUNT; v++)
         for (int dark = 0; dark < 2; dark++)
             for (int e = 0; e < 3; e++) {
                 snprintf(path, sizeof path, "%s/%s-%s.%s", dir, hs_view_name(v), dark ? "dark" : "light", ext[e]);
-                int rc = hs_export_view(path, 960, 600, 1.0, dark, (hs_view_kind)v, &S.in, err, sizeof err);
+                int rc = hs_export_view(path, W, H, scale, dark, (hs_view_kind)v, &S.in, err, sizeof err);
                 CHECK(rc == 0, "export %.200s: %.200s", path, err);
                 long n = 0;
                 char *b = slurp(path, &n);
@@ -615,8 +620,8 @@ TEST(views_export_files) {
                     ok = !memcmp(b, "\x89PNG", 4);
                     cairo_surface_t *img = cairo_image_surface_create_from_png(path);
                     ok = ok && cairo_surface_status(img) == CAIRO_STATUS_SUCCESS &&
-                         cairo_image_surface_get_width(img) == 960 &&
-                         cairo_image_surface_get_height(img) == 600;
+                         cairo_image_surface_get_width(img) == (int)lrint(W * scale) &&
+                         cairo_image_surface_get_height(img) == (int)lrint(H * scale);
                     cairo_surface_destroy(img);
                 } else if (e == 1) {
                     ok = !strncmp(b, "<?xml", 5) && strstr(b, "<svg") && strstr(b, "</svg>");
@@ -656,3 +661,50 @@ TEST(views_export_bad_paths) {
 }
 
 #endif /* HS_HAVE_CAIRO */
+
+#ifdef HS_HAVE_CAIRO
+/* A zoomed window at token scale: hit tests report positions inside the window and the
+ * tokens under the pointer; the tokens' text runs along the axes (drawn, not blank). */
+TEST(views_head_zoom_token_scale) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    hs_pooled_map z;
+    memset(&z, 0, sizeof z);
+    z.head = S.maps[13].head;
+    z.type = S.maps[13].type;
+    z.T = SYN_T;
+    z.t0 = 200; z.t1 = 232; z.s0 = 96; z.s1 = 128;
+    z.bins_t = z.bins_s = 32;
+    float cells[32 * 32];
+    for (int i = 0; i < 32 * 32; i++) cells[i] = (i % 32 == 7) ? 0.5f : 0.01f;
+    z.cells = cells;
+    S.in.head_map = &z;
+    const char *dir = getenv("HS_VIEWS_OUT");
+    char path[1024], err[256];
+    snprintf(path, sizeof path, "%s/head-zoom.png", dir && dir[0] ? dir : hs_test_tmpdir());
+    CHECK(hs_export_view(path, 960, 640, 1, 0, HS_VIEW_HEAD, &S.in, err, sizeof err) == 0, "%.200s", err);
+    pixcanvas p;
+    CHECK(pix_open(&p, 960, 640, 0) == 0, "canvas");
+    hs_view_draw(p.c, HS_VIEW_HEAD, &S.in);
+    double x, y, w, h;
+    CHECK(hs_view_head_map_rect(p.c, &S.in, &x, &y, &w, &h), "rect");
+    hs_view_hit hit;
+    CHECK(hs_view_hit_test(&hit, p.c, HS_VIEW_HEAD, &S.in, x + 7.5 * w / 32, y + 3.5 * h / 32) == HS_HIT_CELL, "hit");
+    CHECK(hit.t == 203 && hit.s == 103, "t=%d s=%d", hit.t, hit.s);
+    char want[32];
+    char a = S.text[203] == ' ' ? '_' : S.text[203], b = S.text[103] == ' ' ? '_' : S.text[103];
+    snprintf(want, sizeof want, "'%c' -> '%c'", a, b);             /* spaces shown as '_' */
+    CHECK(strstr(hit.text, want) && strstr(hit.text, "0.5"), "hover '%.200s' lacks %.30s", hit.text, want);
+    /* the strip under the map (token text) has ink: some pixels differ from the background */
+    int ink = 0;
+    for (int yy = (int)(y + h + 4); yy < (int)(y + h + 40) && yy < p.h; yy++)
+        for (int xx = (int)x; xx < (int)(x + w); xx++) {
+            double rgb[3];
+            pix_rgb(&p, xx, yy, rgb);
+            ink += dist_rgb(rgb, hs_theme_bg(0)) > 0.5;
+        }
+    CHECK(ink > 100, "no token text under the zoomed map (%d ink pixels)", ink);
+    pix_close(&p);
+    synth_free(&S);
+}
+#endif

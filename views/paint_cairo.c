@@ -24,7 +24,21 @@ int hs_export_format_known(const char *path) {
 #ifdef HS_HAVE_CAIRO
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
+#include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
+
+/* cairo and fontconfig keep font caches for the life of the process; release them at exit so
+ * leak checkers (ASan on quit) see only our own allocations. FcFini is looked up at run
+ * time: fontconfig is loaded as cairo's dependency, and we do not link it ourselves. */
+static void release_font_caches(void) {
+    cairo_debug_reset_static_data();
+    void (*fc_fini)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "FcFini");
+    if (fc_fini) fc_fini();
+}
+
+static void register_release(void) { atexit(release_font_caches); }
+static pthread_once_t release_once = PTHREAD_ONCE_INIT;
 
 typedef struct {
     cairo_t *cr;
@@ -223,6 +237,7 @@ static void c_unclip(hs_canvas *c) {
 }
 
 hs_canvas *hs_canvas_cairo_new(cairo_t *cr, double width, double height, int dark) {
+    pthread_once(&release_once, register_release);
     hs_canvas *c = calloc(1, sizeof *c);
     cairo_impl *p = calloc(1, sizeof *p);
     if (!c || !p) {

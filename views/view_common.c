@@ -32,7 +32,7 @@ hs_rgba hs_vc_mix(hs_rgba a, hs_rgba b, double t) {
 double hs_vc_font(hs_canvas *c) {
     if (c->is_text) return 1;
     double f = fmin(c->width / 90.0, c->height / 55.0);
-    return f < 10 ? 10 : f > 20 ? 20 : f;
+    return f < 10 ? 10 : f > 36 ? 36 : f;
 }
 
 double hs_vc_line(hs_canvas *c) { return c->is_text ? 1 : hs_vc_font(c) * 1.35; }
@@ -160,7 +160,8 @@ double hs_vc_axis_bottom_room(hs_canvas *c, int with_title) {
 
 void hs_vc_axes(hs_canvas *c, double x, double y, double w, double h, const hs_axis *ax,
                 const hs_axis *ay, int fmt_x, int fmt_y, int pow2_x, int pow2_y,
-                const char *title_x, const char *title_y, int grid) {
+                const char *title_x, const char *title_y, int flags) {
+    int grid = flags & HS_AXES_GRID;
     int dark = c->dark;
     double fs = hs_vc_font(c), ln = hs_vc_line(c);
     hs_rgba fg = hs_theme_fg(dark), mu = hs_vc_muted(dark), gr = hs_vc_grid(dark);
@@ -215,7 +216,7 @@ void hs_vc_axes(hs_canvas *c, double x, double y, double w, double h, const hs_a
     if (c->is_text) {
         if (ay) c->line(c, x - 0.5, y, x - 0.5, y + h, gr, 1);
         if (ax) c->line(c, x, y + h + 0.5, x + w, y + h + 0.5, gr, 1);
-    } else {
+    } else if (!(flags & HS_AXES_NOFRAME)) {
         c->stroke_rect(c, x, y, w, h, fg, 1);
     }
 }

@@ -49,10 +49,11 @@ int hs_vc_ticks(const hs_axis *a, int max_ticks, int pow2, double *out, int cap)
 
 enum { HS_TICK_NUM = 0, HS_TICK_TOKENS, HS_TICK_PERCENT, HS_TICK_BYTES };
 /* Frame of the plot rect plus ticks and labels on the bottom (ax) and left (ay) axes and the
- * axis titles (either may be NULL). fmt_x / fmt_y: HS_TICK_*. grid: light grid lines. */
+ * axis titles (either may be NULL). fmt_x / fmt_y: HS_TICK_*. flags: HS_AXES_*. */
+enum { HS_AXES_GRID = 1, HS_AXES_NOFRAME = 2 };
 void hs_vc_axes(hs_canvas *c, double x, double y, double w, double h, const hs_axis *ax,
                 const hs_axis *ay, int fmt_x, int fmt_y, int pow2_x, int pow2_y,
-                const char *title_x, const char *title_y, int grid);
+                const char *title_x, const char *title_y, int flags);
 /* Space the left tick labels and bottom labels need (canvas units). */
 double hs_vc_axis_left_room(hs_canvas *c);
 double hs_vc_axis_bottom_room(hs_canvas *c, int with_title);

@@ -125,9 +125,9 @@ void hs_view_head_draw(hs_canvas *c, const hs_view_input *in) {
     /* draw the x axis lower, below the needle band and token row */
     if (!c->is_text) c->stroke_rect(c, L.mx, L.my, L.mw, L.mh, fg, 1);
     hs_vc_axes(c, L.mx, L.my, L.mw, L.mh + band + tok_room, &ax, NULL, HS_TICK_TOKENS, 0, 1, 0,
-               c->is_text ? "key s" : "key position s (tokens)", NULL, 0);
+               c->is_text ? "key s" : "key position s (tokens)", NULL, HS_AXES_NOFRAME);
     hs_vc_axes(c, L.mx - L.tok_y_w, L.my, L.mw + L.tok_y_w, L.mh, NULL, &ay, 0, HS_TICK_TOKENS, 0,
-               1, NULL, c->is_text ? "query t" : "query position t (tokens)", 0);
+               1, NULL, c->is_text ? "query t" : "query position t (tokens)", HS_AXES_NOFRAME);
     /* the tick labels above were placed for a rect starting left of the token column */
     (void)ay;
 

@@ -90,7 +90,7 @@ static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, doubl
     } else {
         double gap = fmax(3, fs * 0.5);
         double side = fmin(L->cw - gap, L->ch - L->tag_h - gap);
-        if (side > fs * 14) side = fs * 14;
+        if (side > fs * 20) side = fs * 20;
         L->map_w = L->map_h = side;
         /* shrink cells to the maps so the grid is compact, centred */
         L->cw = side + fmax(gap, fs * 0.4);

@@ -204,7 +204,7 @@ void hs_view_needle_draw(hs_canvas *c, const hs_view_input *in) {
             px[i * 4 + 2] = (uint8_t)lrintf(col.b * 255);
             px[i * 4 + 3] = 255;
         }
-        double bw = fs * 7, bx = right - c->text_width(c, fit, fs * 0.85) - fs * 2.5 - bw;
+        double bw = fs * 7, bx = right - c->text_width(c, fit, fs * 0.85) - fs * 3.6 - bw;
         c->text(c, bx - fs * 0.3, note_y, "0%", fs * 0.8, mu, HS_ALIGN_RIGHT, 0);
         c->image(c, bx, note_y - fs * 0.4, bw, fs * 0.8, px, NS, 1);
         c->text(c, bx + bw + fs * 0.3, note_y, "100%", fs * 0.8, mu, HS_ALIGN_LEFT, 0);
