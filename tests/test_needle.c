@@ -1,9 +1,11 @@
 /* Needle generator (assets/NEEDLE.md) and scorer. */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
 #include "needle.h"
+#include "presets.h"
 
 static int load_assets(hs_assets *a, char *msg, size_t n) {
     char dir[1024];
@@ -214,4 +216,103 @@ TEST(needle_scorer) {
     CHECK(!strcmp(r, "a.b."), "render gave '%s'", r);
     hs_needle_render(r, 3, a, 9);
     CHECK(!strcmp(r, " 1"), "render truncates: '%s'", r);
+}
+
+/* ---- running samples on a model ---- */
+
+static int tiny_model(hs_model *m, char *err, size_t n) {
+    hs_preset_args a;
+    hs_preset_args_init(&a);
+    a.preset = "tiny";
+    a.hidden = 32; a.layers = 2; a.heads = 2; a.head_dim = 16; a.ffn = 48;
+    a.train_context = 256;
+    memset(m, 0, sizeof *m);
+    if (hs_preset_build(&m->cfg, &a, err, n) || hs_model_alloc(m, err, n)) return -1;
+    hs_model_init_random(m, 99);
+    return 0;
+}
+
+static int cpu_forward(void *ctx, const int32_t *tokens, int T, const hs_forward_opts *opts,
+                       char *err, size_t errlen) {
+    hs_knobs off;
+    memset(&off, 0, sizeof off);
+    return hs_forward(ctx, tokens, T, &off, opts, err, errlen);
+}
+
+/* The decoder and one full forward per token must choose the same answer. */
+TEST(needle_run_decoder_matches_full_forwards) {
+    hs_assets a;
+    char msg[512];
+    if (load_assets(&a, msg, sizeof msg)) CHECK(0, "%.300s", msg);
+    hs_model *m = calloc(1, sizeof *m);
+    if (!m || tiny_model(m, msg, sizeof msg)) { hs_assets_free(&a); free(m); CHECK(0, "%.300s", msg); }
+    hs_knobs off;
+    memset(&off, 0, sizeof off);
+    /* ~100 forwards of a 32-wide model: thread start-up would cost more than the work. */
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    int same = 1, ran = 0;
+    /* SK2 takes the same path as SK1 (7-digit value); SK3 has the longest answers. */
+    static const hs_needle_task tasks[] = {HS_SK1, HS_SK3};
+    for (int ti = 0; ti < 2 && same; ti++) {
+        hs_needle_task task = tasks[ti];
+        hs_needle_sample s;
+        if (hs_needle_generate(&s, &a, task, 420, 30, 5, msg, sizeof msg)) break;
+        hs_needle_outcome o1, o2;
+        int r1 = hs_needle_run(&o1, m, &off, &s, NULL, NULL, NULL, msg, sizeof msg);
+        int r2 = hs_needle_run(&o2, m, &off, &s, NULL, cpu_forward, m, msg, sizeof msg);
+        same = r1 == 0 && r2 == 0 && !strcmp(o1.answer, o2.answer) && o1.correct == o2.correct &&
+               o1.correct == (strstr(o1.answer, s.value) != NULL);
+        ran++;
+        hs_needle_sample_free(&s);
+    }
+    omp_set_num_threads(threads);
+    hs_model_free(m); free(m); hs_assets_free(&a);
+    CHECK(ran == 2 && same, "decoder and full-forward greedy answers differ (%.300s)", msg);
+}
+
+typedef struct { int calls, cancel_at, bad; } sweep_probe;
+
+static int count_sample(void *ctx, const hs_niah_result *r, int ti, int li, int di, int sample,
+                        const hs_needle_sample *s, const hs_needle_outcome *o, double seconds) {
+    sweep_probe *p = ctx;
+    int c = hs_niah_cell(r, ti, li, di);
+    /* the grid is already updated and the sample is the one of this cell */
+    if (r->done[c] != sample + 1 || s->length != r->lengths[li] || s->task != r->tasks[ti] ||
+        s->depth != r->depths[di] || seconds < 0 || (o->correct != 0 && o->correct != 1))
+        p->bad = 1;
+    return ++p->calls == p->cancel_at;
+}
+
+TEST(needle_sweep_fills_grid_and_cancels) {
+    hs_assets a;
+    char msg[512];
+    if (load_assets(&a, msg, sizeof msg)) CHECK(0, "%.300s", msg);
+    hs_model *m = calloc(1, sizeof *m);
+    if (!m || tiny_model(m, msg, sizeof msg)) { hs_assets_free(&a); free(m); CHECK(0, "%.300s", msg); }
+    hs_knobs off;
+    memset(&off, 0, sizeof off);
+    hs_needle_task tasks[] = {HS_SK1, HS_SK3};
+    int lengths[] = {400, 450};
+    double depths[] = {0, 100};
+    hs_niah_result r;
+    sweep_probe p = {0, 0, 0};
+    /* 2 tasks x 2 lengths x 1 depth x 2 samples; then 1 length x 2 depths for cancelling */
+    int rc = hs_niah_result_init(&r, tasks, 2, lengths, 2, depths, 1, 2, msg, sizeof msg);
+    if (!rc) rc = hs_niah_sweep(&r, m, &off, &a, 11, NULL, NULL, NULL, count_sample, &p, msg, sizeof msg);
+    int full = rc == 0 && p.calls == 8 && !p.bad;
+    for (int c = 0; c < 4 && full; c++)
+        full = r.done[c] == 2 && r.correct[c] <= 2 && r.shown[c].seed == 11 &&
+               r.shown[c].tokens == NULL && r.shown[c].length == lengths[c % 2];
+    hs_niah_result_free(&r);
+    /* cancelling after the 3rd of 8 samples: 3 done, HS_CANCELLED */
+    sweep_probe q = {0, 3, 0};
+    int rc2 = hs_niah_result_init(&r, tasks, 2, lengths, 1, depths, 2, 2, msg, sizeof msg);
+    if (!rc2) rc2 = hs_niah_sweep(&r, m, &off, &a, 11, NULL, NULL, NULL, count_sample, &q, msg, sizeof msg);
+    int done = 0;
+    for (int c = 0; c < 4; c++) done += r.done[c];
+    hs_niah_result_free(&r);
+    hs_model_free(m); free(m); hs_assets_free(&a);
+    CHECK(full, "sweep grid wrong (rc %d, %d calls, bad %d): %.300s", rc, p.calls, p.bad, msg);
+    CHECK(rc2 == HS_CANCELLED && done == 3 && q.calls == 3, "cancel: rc %d, %d done", rc2, done);
 }
