@@ -292,6 +292,8 @@ TEST(needle_sweep_fills_grid_and_cancels) {
     if (!m || tiny_model(m, msg, sizeof msg)) { hs_assets_free(&a); free(m); CHECK(0, "%.300s", msg); }
     hs_knobs off;
     memset(&off, 0, sizeof off);
+    int threads = omp_get_max_threads();   /* a 32-wide model: see above */
+    omp_set_num_threads(1);
     hs_needle_task tasks[] = {HS_SK1, HS_SK3};
     int lengths[] = {400, 450};
     double depths[] = {0, 100};
@@ -312,6 +314,7 @@ TEST(needle_sweep_fills_grid_and_cancels) {
     int done = 0;
     for (int c = 0; c < 4; c++) done += r.done[c];
     hs_niah_result_free(&r);
+    omp_set_num_threads(threads);
     hs_model_free(m); free(m); hs_assets_free(&a);
     CHECK(full, "sweep grid wrong (rc %d, %d calls, bad %d): %.300s", rc, p.calls, p.bad, msg);
     CHECK(rc2 == HS_CANCELLED && done == 3 && q.calls == 3, "cancel: rc %d, %d done", rc2, done);
