@@ -4,7 +4,7 @@
  * known-hot map cell is yellow (viridis top), the no-causal-entry triangle is background, a
  * 100% needle cell is green and a 0% one red, a tidal point has its branch colour.
  *
- * HS_VIEWS_DUMP=1 prints the 80x24 text renders. With HS_VIEWS_OUT=DIR set (and optionally
+ * HS_VIEWS_DUMP=1 prints the 80x24 text renders (HS_VIEWS_DUMP=COLSxROWS: at that size). With HS_VIEWS_OUT=DIR set (and optionally
  * HS_VIEWS_SIZE=WxH[@scale]), views_export_files writes its files there (the CLI test
  * tests/cli/views_vector.sh parses them; docs/img screenshots are made the same way). */
 #include <math.h>
@@ -269,7 +269,14 @@ TEST(views_text_80x24_labels) {
         for (int cs = 0; cs < 2; cs++) {
             char *s = render_text(&S, (hs_view_kind)v, (hs_text_charset)cs, 80, 24, cs);
             CHECK(s, "render failed");
-            if (getenv("HS_VIEWS_DUMP")) printf("---- %s %s\n%s", hs_view_name(v), cs ? "ascii" : "utf8", s);
+            if (getenv("HS_VIEWS_DUMP")) {
+                int dc = 0, dr = 0;
+                if (sscanf(getenv("HS_VIEWS_DUMP"), "%dx%d", &dc, &dr) == 2 && dc > 0 && dr > 0) {
+                    char *d = render_text(&S, (hs_view_kind)v, (hs_text_charset)cs, dc, dr, cs);
+                    if (d) printf("---- %s %s %dx%d\n%s", hs_view_name(v), cs ? "ascii" : "utf8", dc, dr, d);
+                    free(d);
+                } else printf("---- %s %s\n%s", hs_view_name(v), cs ? "ascii" : "utf8", s);
+            }
             int lines = 0;
             for (char *p = s; *p; p++) lines += *p == '\n';
             int ok = lines == 24;
@@ -705,6 +712,51 @@ TEST(views_head_zoom_token_scale) {
         }
     CHECK(ink > 100, "no token text under the zoomed map (%d ink pixels)", ink);
     pix_close(&p);
+    synth_free(&S);
+}
+#endif
+
+#ifdef HS_HAVE_CAIRO
+/* The window layout the gui uses: chrome around a view drawn through an area sub-canvas, then
+ * the help overlay. Hit tests through the area use area coordinates. */
+TEST(views_cairo_chrome_area_and_help) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    pixcanvas p;
+    CHECK(pix_open(&p, 1000, 640, 1) == 0, "canvas");
+    double top = hs_chrome_top_height(p.c), bottom = hs_chrome_bottom_height(p.c);
+    CHECK(top > 10 && bottom > top, "chrome heights %g %g", top, bottom);
+    hs_canvas_area area;
+    hs_canvas_area_init(&area, p.c, 0, top, p.c->width, p.c->height - top - bottom);
+    hs_view_draw(&area.c, HS_VIEW_TIDAL, &S.in);
+    hs_chrome_input ci = { "synthetic-5L", "cpu", "swla=exact W=1024", "probe L=2K", 0.6,
+                           NULL, HS_VIEW_TIDAL };
+    hs_chrome_draw(p.c, &ci);
+    /* the tab bar is painted with the panel colour, not the background */
+    double rgb[3];
+    pix_rgb(&p, 990, 3, rgb);
+    CHECK(dist_rgb(rgb, hs_theme_bg(1)) > 0.03, "tab bar not painted");
+    /* head 0 found through the area canvas is inside the area */
+    double cx, cy;
+    CHECK(find_region(&area.c, HS_VIEW_TIDAL, &S.in, match_head, 0, 0, 0, &cx, &cy), "head 0");
+    CHECK(cy < area.c.height, "hit region outside the area");
+    const char *dir = getenv("HS_VIEWS_OUT");
+    if (dir && dir[0]) {
+        char path[1024];
+        cairo_surface_t *s = cairo_image_surface_create_for_data(p.px, CAIRO_FORMAT_ARGB32, p.w, p.h, p.stride);
+        snprintf(path, sizeof path, "%s/window-tidal.png", dir);
+        cairo_surface_write_to_png(s, path);
+        hs_help_overlay_draw(p.c);
+        hs_canvas_cairo_free(p.c);                      /* flush */
+        p.c = NULL;
+        snprintf(path, sizeof path, "%s/window-help.png", dir);
+        cairo_surface_write_to_png(s, path);
+        cairo_surface_destroy(s);
+        free(p.px);
+    } else {
+        hs_help_overlay_draw(p.c);
+        pix_close(&p);
+    }
     synth_free(&S);
 }
 #endif

@@ -60,7 +60,7 @@ static void draw_tabs(hs_canvas *c, hs_view_kind sel) {
         char lab[32];
         if (narrow) snprintf(lab, sizeof lab, "%d%.3s", i + 1, tab_names[i]);
         else snprintf(lab, sizeof lab, "%d %s", i + 1, tab_names[i]);
-        double tw = c->text_width(c, lab, fs);
+        double tw = hs_vc_bold_width(c, lab, fs);
         double w = tw + (c->is_text ? 2 : fs * 1.6);
         if (x + w > c->width) break;
         if ((int)sel == i) {
@@ -135,7 +135,7 @@ static void draw_keybar(hs_canvas *c, double y, double h) {
     double x = c->is_text ? 0 : pad * 1.5;
     hs_rgba key_bg = hs_vc_grid(dark), fg = hs_theme_fg(dark), mu = hs_vc_muted(dark);
     for (size_t i = 0; i < sizeof bar / sizeof bar[0]; i++) {
-        double kw = c->text_width(c, bar[i].key, fs), ww = c->text_width(c, bar[i].what, fs);
+        double kw = hs_vc_bold_width(c, bar[i].key, fs), ww = c->text_width(c, bar[i].what, fs);
         double need = kw + ww + (c->is_text ? 2 : fs * 1.6);
         if (x + need > c->width) break;
         if (c->is_text) {
@@ -165,7 +165,7 @@ void hs_help_overlay_draw(hs_canvas *c) {
     double fs = hs_vc_font(c), ln = c->is_text ? 1 : hs_vc_line(c) * 1.05, pad = hs_vc_pad(c);
     double keyw = 0, actw = 0;
     for (int i = 0; i < hs_key_map_len; i++) {
-        keyw = fmax(keyw, c->text_width(c, hs_key_map[i].keys, fs));
+        keyw = fmax(keyw, hs_vc_bold_width(c, hs_key_map[i].keys, fs));
         actw = fmax(actw, c->text_width(c, hs_key_map[i].action, fs));
     }
     double gap = c->is_text ? 2 : fs;

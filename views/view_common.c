@@ -311,17 +311,43 @@ void hs_vc_colorbar(hs_canvas *c, double x, double y, double w, double h, double
 
 /* ---- legend ---- */
 
+void hs_vc_legend_size(hs_canvas *c, const hs_legend_item *it, int n, double max_w, double *w,
+                       double *h) {
+    double fs = hs_vc_font(c) * (c->is_text ? 1 : 0.9), ln = c->is_text ? 1 : hs_vc_line(c) * 0.95;
+    double pad = c->is_text ? 0 : fs * 0.5, sym = c->is_text ? 2 : fs * 1.8;
+    double wmax = 0;
+    for (int i = 0; i < n; i++) wmax = fmax(wmax, c->text_width(c, it[i].label, fs));
+    *w = pad * 2 + sym + wmax + (c->is_text ? 0 : fs * 0.3);
+    if (max_w > 0 && *w > max_w) *w = max_w;
+    *h = n > 0 ? pad * 2 + ln * n : 0;
+}
+
+void hs_vc_legend_corner(hs_canvas *c, double x, double y, double w, double h, double lw,
+                         double lh, const double *px, const double *py, int np, double *x_right,
+                         double *y_top) {
+    double m = c->is_text ? 0 : hs_vc_pad(c);
+    double xr[4] = { x + w - m, x + lw + m, x + w - m, x + lw + m };
+    double yt[4] = { y + m, y + m, y + h - lh - m, y + h - lh - m };
+    int best = 0, best_n = -1;
+    for (int k = 0; k < 4; k++) {
+        int cnt = 0;
+        for (int i = 0; i < np; i++)
+            cnt += px[i] >= xr[k] - lw - m && px[i] <= xr[k] + m && py[i] >= yt[k] - m &&
+                   py[i] <= yt[k] + lh + m;
+        if (best_n < 0 || cnt < best_n) { best_n = cnt; best = k; }
+    }
+    *x_right = xr[best];
+    *y_top = yt[best];
+}
+
 double hs_vc_legend(hs_canvas *c, double x_right, double y_top, const hs_legend_item *it,
                     int n, double max_w) {
     if (n <= 0) return 0;
     int dark = c->dark;
     double fs = hs_vc_font(c) * (c->is_text ? 1 : 0.9), ln = c->is_text ? 1 : hs_vc_line(c) * 0.95;
     double pad = c->is_text ? 0 : fs * 0.5, sym = c->is_text ? 2 : fs * 1.8;
-    double wmax = 0;
-    for (int i = 0; i < n; i++) wmax = fmax(wmax, c->text_width(c, it[i].label, fs));
-    double w = pad * 2 + sym + wmax + (c->is_text ? 0 : fs * 0.3);
-    if (max_w > 0 && w > max_w) w = max_w;
-    double h = pad * 2 + ln * n;
+    double w, h;
+    hs_vc_legend_size(c, it, n, max_w, &w, &h);
     double x = x_right - w;
     if (!c->is_text) {
         c->fill_rect(c, x, y_top, w, h, hs_vc_alpha(hs_theme_bg(dark), 0.88f));
@@ -355,6 +381,10 @@ double hs_vc_legend(hs_canvas *c, double x_right, double y_top, const hs_legend_
 }
 
 /* ---- text helpers ---- */
+
+double hs_vc_bold_width(hs_canvas *c, const char *s, double size) {
+    return c->text_width(c, s, size) * (c->is_text ? 1 : 1.1);
+}
 
 void hs_vc_fit(hs_canvas *c, char *out, size_t n, const char *s, double size, double max_w) {
     snprintf(out, n, "%s", s);
@@ -391,8 +421,7 @@ double hs_vc_title(hs_canvas *c, const hs_view_input *in, const char *title) {
     double y = c->is_text ? 0.5 : pad + ln * 0.55;
     double x = c->is_text ? 0 : pad * 1.5;
     c->text(c, x, y, title, fs * (c->is_text ? 1 : 1.15), hs_theme_fg(dark), HS_ALIGN_LEFT, 1);
-    /* text_width measures the regular face; bold runs about 10% wider */
-    double tw = c->text_width(c, title, fs * (c->is_text ? 1 : 1.15)) * (c->is_text ? 1 : 1.12);
+    double tw = hs_vc_bold_width(c, title, fs * (c->is_text ? 1 : 1.15));
     char sub[384], kn[256] = "";
     if (in && in->knobs) hs_knobs_describe(kn, sizeof kn, in->knobs);
     char len[32] = "";

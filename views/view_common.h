@@ -80,6 +80,14 @@ typedef struct {
     hs_marker marker;
     int dashed;
 } hs_legend_item;
+/* Size of the legend box hs_vc_legend would draw. */
+void hs_vc_legend_size(hs_canvas *c, const hs_legend_item *it, int n, double max_w, double *w,
+                       double *h);
+/* The corner of the plot rect (x, y, w, h) where an lw x lh legend covers the fewest of the
+ * np points (px, py); returns the legend's top-right corner. */
+void hs_vc_legend_corner(hs_canvas *c, double x, double y, double w, double h, double lw,
+                         double lh, const double *px, const double *py, int np, double *x_right,
+                         double *y_top);
 /* Draws a legend box with its top-right corner at (x_right, y_top); returns its height.
  * max_w > 0 limits the width. */
 double hs_vc_legend(hs_canvas *c, double x_right, double y_top, const hs_legend_item *it,
@@ -91,6 +99,8 @@ void hs_vc_placeholder(hs_canvas *c, double x, double y, double w, double h, con
 /* Title line at the top of a view; returns the height used. */
 double hs_vc_title(hs_canvas *c, const hs_view_input *in, const char *title);
 double hs_vc_title_height(hs_canvas *c);
+/* Width of bold text: the canvas measures the regular face; bold runs about 10% wider. */
+double hs_vc_bold_width(hs_canvas *c, const char *s, double size);
 /* Shortens s to fit max_w (ending in "..") into out. */
 void hs_vc_fit(hs_canvas *c, char *out, size_t n, const char *s, double size, double max_w);
 

@@ -30,8 +30,8 @@ void hs_view_ppl_draw(hs_canvas *c, const hs_view_input *in) {
         for (int b = 0; b < r->n_buckets; b++) {
             if (!isfinite(r->ppl[b]) || r->ppl[b] <= 0) continue;
             double x = bucket_x(r, b);
-            xmin = fmin(xmin, r->bucket_start[b] < 1 ? 1 : r->bucket_start[b]);
-            xmax = fmax(xmax, fmax(x, r->bucket_end[b]));
+            xmin = fmin(xmin, x / 1.3);
+            xmax = fmax(xmax, x * 1.3);
             ymin = fmin(ymin, r->ppl[b]);
             ymax = fmax(ymax, r->ppl[b]);
             any = 1;
@@ -71,6 +71,9 @@ void hs_view_ppl_draw(hs_canvas *c, const hs_view_input *in) {
         }
     }
     c->clip(c, x, y, w, h);
+    enum { MAXP = 512 };
+    double ptx[MAXP], pty[MAXP];
+    int np = 0;
     hs_legend_item it[16];
     char labels[16][160];
     int ni = 0;
@@ -85,6 +88,10 @@ void hs_view_ppl_draw(hs_canvas *c, const hs_view_input *in) {
             if (!isfinite(r->ppl[b]) || r->ppl[b] <= 0) { have = 0; continue; }
             double qx = hs_axis_map(&ax, bucket_x(r, b)), qy = hs_axis_map(&ay, r->ppl[b]);
             if (have) c->line(c, px, py, qx, qy, col, lw);
+            for (int s = 0; s <= 4 && have && np < MAXP; s++) {   /* the segment, for the legend */
+                ptx[np] = px + (qx - px) * s / 4;
+                pty[np++] = py + (qy - py) * s / 4;
+            }
             if (!c->is_text) c->marker(c, qx, qy, lw * 2.2, HS_MARK_CIRCLE, col, col);
             else if (!have) c->marker(c, qx, qy, 0.5, HS_MARK_CIRCLE, col, col);
             px = qx;
@@ -92,12 +99,15 @@ void hs_view_ppl_draw(hs_canvas *c, const hs_view_input *in) {
             have = 1;
         }
         if (ni < 16) {
-            snprintf(labels[ni], sizeof labels[ni], "%s (%.3g)", r->label[0] ? r->label : live ? "current" : "pinned",
+            snprintf(labels[ni], sizeof labels[ni], "%s, ppl %.3g", r->label[0] ? r->label : live ? "current" : "pinned",
                      r->overall);
             it[ni] = (hs_legend_item){ labels[ni], col, 1, HS_MARK_CIRCLE, 0 };
             ni++;
         }
     }
     c->unclip(c);
-    hs_vc_legend(c, x + w - (c->is_text ? 0 : pad), y + (c->is_text ? 0 : pad), it, ni, w * 0.6);
+    double lw, lh, lx, ly;
+    hs_vc_legend_size(c, it, ni, w * 0.6, &lw, &lh);
+    hs_vc_legend_corner(c, x, y, w, h, lw, lh, ptx, pty, np, &lx, &ly);
+    hs_vc_legend(c, lx, ly, it, ni, w * 0.6);
 }

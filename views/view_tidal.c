@@ -155,7 +155,15 @@ void hs_view_tidal_draw(hs_canvas *c, const hs_view_input *in) {
             c->text(c, x + 1, L.y + 0.5, it[i].label, 1, hs_theme_fg(dark), HS_ALIGN_LEFT, 0);
         }
     } else {
-        hs_vc_legend(c, L.x + L.w - pad, L.y + pad, it, n, L.w * 0.5);
+        double px[512], py[512], lw, lh, lx, ly;
+        int np = 0;
+        for (int i = 0; i < p->n_heads && np < 512; i++, np++) {
+            px[np] = hs_axis_map(&L.ax, clamp01(p->heads[i].entropy));
+            py[np] = hs_axis_map(&L.ay, clamp01(p->heads[i].hit_rate));
+        }
+        hs_vc_legend_size(c, it, n, L.w * 0.5, &lw, &lh);
+        hs_vc_legend_corner(c, L.x, L.y, L.w, L.h, lw, lh, px, py, np, &lx, &ly);
+        hs_vc_legend(c, lx, ly, it, n, L.w * 0.5);
     }
 }
 
