@@ -105,6 +105,7 @@ struct hs_controller {
     hs_sibling siblings[16]; int n_siblings; int sibling; /* family (ratio switch) */
     char pending_model[1024];       /* ratio switch: the worker loads it next */
     int pending_load;
+    void *worker;                   /* app/worker.c's private state (assets) */
 
     /* scratch strings for the chrome, valid until the next hs_ctl_chrome_input call */
     char knobs_text[256], device_text[64], job_line[160];
