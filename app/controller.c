@@ -13,6 +13,7 @@
 
 #include "../engine/cuda_backend.h"
 #include "../views/paint_cairo.h"
+#include "cli_util.h"
 #include "worker.h"
 
 #define JOB_BIT(k) (1u << (k))
@@ -53,7 +54,8 @@ void hs_ctl_bump(hs_controller *c, unsigned mask) {
 
 int hs_ctl_job_progress(hs_controller *c, hs_job_kind k, unsigned version, double fraction) {
     hs_ctl_lock(c);
-    int cancel = c->quit || c->jobs[k].want != version || c->pending_load;
+    int cancel = c->quit || c->jobs[k].want != version || c->jobs[k].failed == version ||
+                 c->pending_load;
     if (!cancel && c->busy && c->cur_job == k) c->progress = fraction;
     hs_ctl_unlock(c);
     return cancel;
@@ -254,12 +256,15 @@ static void load_family(hs_controller *c) {
 
 static int exists_file(const char *p) { struct stat st; return stat(p, &st) == 0 && S_ISREG(st.st_mode); }
 
-/* Folders that may hold sample models: $HS_SAMPLE_MODELS, the repository's sample-models/
+/* Folders that may hold sample models: $HS_SAMPLE_MODELS, $HS_ROOT/sample-models, the
+ * repository's sample-models/
  * beside the program (build/../sample-models), and ./sample-models. */
-static int sample_roots(char roots[3][PATH_MAX]) {
+static int sample_roots(char roots[4][PATH_MAX]) {
     int nr = 0;
     const char *env = getenv("HS_SAMPLE_MODELS");
     if (env && env[0]) snprintf(roots[nr++], PATH_MAX, "%s", env);
+    env = getenv("HS_ROOT");
+    if (env && env[0]) snprintf(roots[nr++], PATH_MAX, "%.3800s/sample-models", env);
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len > 0) {
@@ -273,7 +278,7 @@ static int sample_roots(char roots[3][PATH_MAX]) {
 }
 
 int hs_ctl_default_model(char *dir, size_t n, char *err, size_t errlen) {
-    char roots[3][PATH_MAX];
+    char roots[4][PATH_MAX];
     int nr = sample_roots(roots);
     for (int i = 0; i < nr; i++) {
         char path[PATH_MAX + 32];
@@ -303,23 +308,7 @@ int hs_ctl_default_model(char *dir, size_t n, char *err, size_t errlen) {
 
 int hs_ctl_resolve_model(char *dir, size_t n, const char *arg, char *err, size_t errlen) {
     if (!arg) return hs_ctl_default_model(dir, n, err, errlen);
-    char path[PATH_MAX + 300];
-    snprintf(path, sizeof path, "%s/config.json", arg);
-    if (exists_file(path)) { snprintf(dir, n, "%s", arg); return 0; }
-    if (!strchr(arg, '/')) {
-        char roots[3][PATH_MAX];
-        int nr = sample_roots(roots);
-        for (int i = 0; i < nr; i++) {
-            snprintf(path, sizeof path, "%s/%s/config.json", roots[i], arg);
-            if (exists_file(path)) { snprintf(dir, n, "%s/%s", roots[i], arg); return 0; }
-        }
-    }
-    struct stat st;
-    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
-        snprintf(err, errlen, "%s: not a model directory (no config.json)", arg);
-    else
-        snprintf(err, errlen, "%s: no such model directory or sample model name", arg);
-    return -1;
+    return hs_cli_resolve_model(dir, n, arg, err, errlen);
 }
 
 /* ---- lifecycle ---- */
@@ -726,9 +715,25 @@ void hs_ctl_scale_swa_window(hs_controller *c, int up) {
     hs_ctl_set_knobs(c, &k);
 }
 
-void hs_ctl_toggle_rope_window(hs_controller *c) {
+/* From off, either key turns the window on at L0; below 64 tokens it switches off. */
+void hs_ctl_scale_rope_window(hs_controller *c, int up) {
     hs_knobs k = current_knobs(c);
-    k.rope_window = k.rope_window ? 0 : l0_of(c);
+    if (!k.rope_window) k.rope_window = l0_of(c);
+    else k.rope_window = up ? k.rope_window * 2 : k.rope_window / 2;
+    if (k.rope_window < 64) k.rope_window = 0;
+    if (k.rope_window > (1 << 20)) k.rope_window = 1 << 20;
+    hs_ctl_set_knobs(c, &k);
+}
+
+/* Log scaling's L0 (switches log scaling on). */
+void hs_ctl_scale_log_L0(hs_controller *c, int up) {
+    hs_knobs k = current_knobs(c);
+    int L0 = k.log_scale_L0 ? k.log_scale_L0 : l0_of(c);
+    L0 = up ? L0 * 2 : L0 / 2;
+    if (L0 < 16) L0 = 16;
+    if (L0 > (1 << 20)) L0 = 1 << 20;
+    k.log_scale = 1;
+    k.log_scale_L0 = L0 == l0_of(c) ? 0 : L0;
     hs_ctl_set_knobs(c, &k);
 }
 
@@ -915,7 +920,7 @@ void hs_ctl_pin_ppl(hs_controller *c) {
     if (!c->ppl || c->jobs[HS_JOB_PPL].have != c->jobs[HS_JOB_PPL].want) {
         hs_ctl_set_message(c, "nothing to pin yet: the perplexity curve is still computing");
     } else if (c->n_pins >= HS_CTL_MAX_PINS - 1) {
-        hs_ctl_set_message(c, "at most %d pinned curves (P clears them)", HS_CTL_MAX_PINS - 1);
+        hs_ctl_set_message(c, "at most %d pinned curves (shift-P clears them)", HS_CTL_MAX_PINS - 1);
     } else if (copy_ppl(&c->pins[c->n_pins], c->ppl) == 0) {
         c->n_pins++;
         hs_ctl_set_message(c, "pinned: %s", c->ppl->label);
@@ -967,12 +972,39 @@ int hs_ctl_save_view(hs_controller *c, const char *path, int width, int height, 
 
 /* ---- keys ---- */
 
+/* Esc: stops the job in flight; it stays stopped (not restarted automatically) until Enter. */
+void hs_ctl_cancel(hs_controller *c) {
+    hs_ctl_lock(c);
+    if (c->busy) {
+        hs_job_slot *j = &c->jobs[c->cur_job];
+        j->failed = j->want;
+        snprintf(j->error, sizeof j->error, "%s cancelled (Enter runs it again)", job_name(c->cur_job));
+        hs_ctl_set_message(c, "%s", j->error);
+    }
+    hs_ctl_unlock(c);
+}
+
+/* Enter: runs the current view's jobs that were cancelled or failed. */
+void hs_ctl_run_view(hs_controller *c) {
+    hs_ctl_lock(c);
+    unsigned need = hs_ctl_view_jobs(c->s.view), again = 0;
+    for (int k = 0; k < HS_JOB_KINDS; k++)
+        if ((need & JOB_BIT(k)) && c->jobs[k].failed == c->jobs[k].want && c->jobs[k].have != c->jobs[k].want)
+            again |= JOB_BIT(k);
+    if (again) hs_ctl_bump(c, again);
+    else if (need) hs_ctl_set_message(c, hs_ctl_pending(c) ? "running" : "up to date");
+    hs_ctl_unlock(c);
+}
+
+/* The key map is views/chrome.c's hs_key_map (the help overlay lists it); this is its
+ * implementation. */
 int hs_ctl_key(hs_controller *c, int key) {
     hs_ctl_lock(c);
     hs_view_kind view = c->s.view;
     int help = c->help;
     int length = c->s.length, depth = c->s.depth_pct;
     int topk = c->probe ? c->probe->topk : (c->s.topk ? c->s.topk : 64);
+    int zoomed = c->s.zoom_t1 > 0;
     c->message[0] = 0;
     hs_ctl_unlock(c);
     if (help && key != 'q') {   /* any key closes the help overlay */
@@ -983,6 +1015,8 @@ int hs_ctl_key(hs_controller *c, int key) {
     }
     int head_view = view == HS_VIEW_HEAD;
     int needle_view = view == HS_VIEW_NEEDLE;
+    double t0, t1, s0, s1;
+    zoom_window(c, &t0, &t1, &s0, &s1);
     switch (key) {
     case 'q': return HS_ACT_QUIT;
     case '?': case HS_KEY_F1:
@@ -994,73 +1028,66 @@ int hs_ctl_key(hs_controller *c, int key) {
         break;
     case HS_KEY_TAB: hs_ctl_set_view(c, (hs_view_kind)((view + 1) % HS_VIEW_COUNT)); break;
     case HS_KEY_BTAB: hs_ctl_set_view(c, (hs_view_kind)((view + HS_VIEW_COUNT - 1) % HS_VIEW_COUNT)); break;
+    /* arrows: the needle cell, the head; in a zoomed head view they pan */
     case HS_KEY_LEFT:
         if (needle_view) move_cell(c, -1, 0, 0);
-        else if (head_view) hs_ctl_pan(c, 0, -0.25 * length);
+        else if (head_view && zoomed) hs_ctl_pan(c, 0, -0.25 * (s1 - s0));
         else hs_ctl_move_head(c, 0, -1);
         break;
     case HS_KEY_RIGHT:
         if (needle_view) move_cell(c, 1, 0, 0);
-        else if (head_view) hs_ctl_pan(c, 0, 0.25 * length);
+        else if (head_view && zoomed) hs_ctl_pan(c, 0, 0.25 * (s1 - s0));
         else hs_ctl_move_head(c, 0, 1);
         break;
     case HS_KEY_UP:
         if (needle_view) move_cell(c, 0, -1, 0);
-        else if (head_view) hs_ctl_pan(c, -0.25 * length, 0);
+        else if (head_view && zoomed) hs_ctl_pan(c, -0.25 * (t1 - t0), 0);
         else hs_ctl_move_head(c, -1, 0);
         break;
     case HS_KEY_DOWN:
         if (needle_view) move_cell(c, 0, 1, 0);
-        else if (head_view) hs_ctl_pan(c, 0.25 * length, 0);
+        else if (head_view && zoomed) hs_ctl_pan(c, 0.25 * (t1 - t0), 0);
         else hs_ctl_move_head(c, 1, 0);
         break;
     case HS_KEY_PGUP: if (needle_view) move_cell(c, 0, 0, -1); else hs_ctl_move_head(c, -1, 0); break;
     case HS_KEY_PGDN: if (needle_view) move_cell(c, 0, 0, 1); else hs_ctl_move_head(c, 1, 0); break;
-    case HS_KEY_ENTER:
-        if (!needle_view) hs_ctl_set_view(c, HS_VIEW_HEAD);
-        break;
-    case '+': case '=': hs_ctl_set_length(c, length * 2); break;
-    case '-': case '_': hs_ctl_set_length(c, length / 2); break;
-    case 'd': hs_ctl_set_depth(c, depth >= 100 ? 0 : depth + 10); break;
-    case 'D': hs_ctl_set_depth(c, depth <= 0 ? 100 : depth - 10); break;
-    case 'k': hs_ctl_set_topk(c, topk * 2); break;
-    case 'K': hs_ctl_set_topk(c, topk / 2); break;
-    case 't': hs_ctl_cycle_task(c); break;
+    case HS_KEY_ENTER: hs_ctl_run_view(c); break;
+    case HS_KEY_ESC: hs_ctl_cancel(c); break;
+    /* knobs */
     case 'w': hs_ctl_cycle_swla(c); break;
     case ']': hs_ctl_scale_swla_window(c, 1); break;
     case '[': hs_ctl_scale_swla_window(c, 0); break;
-    case 'l': hs_ctl_toggle_log_scale(c); break;
-    case '>': hs_ctl_scale_swa_window(c, 1); break;
-    case '<': hs_ctl_scale_swa_window(c, 0); break;
-    case 'r': hs_ctl_toggle_rope_window(c); break;
-    case 'a': hs_ctl_toggle_ablate_selected(c); break;
-    case 'o': hs_ctl_reset_knobs(c); break;
-    case 'h': hs_ctl_cycle_ratio(c); break;
+    case 'g': hs_ctl_toggle_log_scale(c); break;
+    case '}': hs_ctl_scale_log_L0(c, 1); break;
+    case '{': hs_ctl_scale_log_L0(c, 0); break;
+    case 'A': hs_ctl_scale_swa_window(c, 1); break;
+    case 'a': hs_ctl_scale_swa_window(c, 0); break;
+    case 'R': hs_ctl_scale_rope_window(c, 1); break;
+    case 'r': hs_ctl_scale_rope_window(c, 0); break;
+    case 'm': hs_ctl_cycle_ratio(c); break;
+    case 'x': hs_ctl_toggle_ablate_selected(c); break;
     case 'c': hs_ctl_cycle_device(c); break;
-    case 'z': {
-        double t0, t1, s0, s1;
-        zoom_window(c, &t0, &t1, &s0, &s1);
-        hs_ctl_zoom_at(c, 2.0, (t0 + t1) / 2, (s0 + s1) / 2);
-        break;
-    }
-    case 'Z': {
-        double t0, t1, s0, s1;
-        zoom_window(c, &t0, &t1, &s0, &s1);
-        hs_ctl_zoom_at(c, 0.5, (t0 + t1) / 2, (s0 + s1) / 2);
-        break;
-    }
+    /* the probe prompt */
+    case '>': hs_ctl_set_length(c, length * 2); break;
+    case '<': hs_ctl_set_length(c, length / 2); break;
+    case 't': hs_ctl_cycle_task(c); break;
+    case 'D': hs_ctl_set_depth(c, depth + 10); break;
+    case 'd': hs_ctl_set_depth(c, depth - 10); break;
+    case 'K': hs_ctl_set_topk(c, topk * 2); break;
+    case 'k': hs_ctl_set_topk(c, topk / 2); break;
+    /* head view zoom */
+    case '+': case '=': hs_ctl_zoom_at(c, 2.0, (t0 + t1) / 2, (s0 + s1) / 2); break;
+    case '-': hs_ctl_zoom_at(c, 0.5, (t0 + t1) / 2, (s0 + s1) / 2); break;
     case '0':
         hs_ctl_lock(c);
         if (c->s.zoom_t1 > 0) { reset_zoom_locked(c); hs_ctl_bump(c, JOB_BIT(HS_JOB_HEADMAP)); }
         hs_ctl_unlock(c);
         break;
-    case 'g': hs_ctl_toggle_log_color(c); break;
-    case 'b': hs_ctl_toggle_theme(c); break;
+    /* presentation */
+    case 'l': hs_ctl_toggle_log_color(c); break;
     case 'p': hs_ctl_pin_ppl(c); break;
     case 'P': hs_ctl_clear_pins(c); break;
-    case HS_KEY_ESC:
-        hs_ctl_lock(c); c->help = 0; hs_ctl_unlock(c);
-        break;
+    case 'T': hs_ctl_toggle_theme(c); break;
     default: return HS_ACT_NONE;
     }
     return HS_ACT_REDRAW;

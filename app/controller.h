@@ -170,7 +170,10 @@ void hs_ctl_cycle_swla(hs_controller *c);
 void hs_ctl_scale_swla_window(hs_controller *c, int up);
 void hs_ctl_toggle_log_scale(hs_controller *c);
 void hs_ctl_scale_swa_window(hs_controller *c, int up);
-void hs_ctl_toggle_rope_window(hs_controller *c);
+void hs_ctl_scale_rope_window(hs_controller *c, int up);
+void hs_ctl_scale_log_L0(hs_controller *c, int up);
+void hs_ctl_cancel(hs_controller *c);
+void hs_ctl_run_view(hs_controller *c);
 void hs_ctl_toggle_ablate_selected(hs_controller *c);
 void hs_ctl_reset_knobs(hs_controller *c);
 /* Next sibling in the family (hybrid ratio); keeps every other setting. */

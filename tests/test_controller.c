@@ -104,12 +104,12 @@ TEST(controller_defaults_and_keys) {
     CHECK(c->s.length == 256 && c->s.depth_pct == 50, "defaults: length %d depth %d", c->s.length, c->s.depth_pct);
     CHECK(c->n_siblings == 2 && !strcmp(c->siblings[c->sibling].ratio, "3:1"), "family: %d siblings", c->n_siblings);
     unsigned p0 = c->jobs[HS_JOB_PROBE].want, n0 = c->jobs[HS_JOB_NIAH].want;
-    CHECK(hs_ctl_key(c, '+') == HS_ACT_REDRAW && c->s.length == 512, "+ doubles: %d", c->s.length);
+    CHECK(hs_ctl_key(c, '>') == HS_ACT_REDRAW && c->s.length == 512, "> doubles: %d", c->s.length);
     CHECK(c->jobs[HS_JOB_PROBE].want == p0 + 1 && c->jobs[HS_JOB_NIAH].want == n0,
           "length bumps the probe only (%u %u)", c->jobs[HS_JOB_PROBE].want, c->jobs[HS_JOB_NIAH].want);
-    hs_ctl_key(c, '-');
-    hs_ctl_key(c, '-');
-    CHECK(c->s.length == 256, "- halves, floor 256: %d", c->s.length);
+    hs_ctl_key(c, '<');
+    hs_ctl_key(c, '<');
+    CHECK(c->s.length == 256, "< halves, floor 256: %d", c->s.length);
     hs_ctl_key(c, '2');
     CHECK(c->s.view == HS_VIEW_HEAD, "2 -> head view");
     hs_ctl_key(c, HS_KEY_TAB);
@@ -123,38 +123,48 @@ TEST(controller_defaults_and_keys) {
     CHECK(c->s.knobs.swla == HS_SWLA_OVERLAP, "w -> overlap");
     hs_ctl_key(c, 'w');
     CHECK(c->s.knobs.swla == HS_SWLA_OFF, "w -> off");
+    hs_ctl_key(c, 'g');
+    CHECK(c->s.knobs.log_scale == 1, "g -> log scale");
+    hs_ctl_key(c, '}');
+    CHECK(c->s.knobs.log_scale_L0 == 512, "} -> log L0 x2 (%d)", c->s.knobs.log_scale_L0);
     hs_ctl_key(c, 'l');
-    CHECK(c->s.knobs.log_scale == 1, "l -> log scale");
+    CHECK(c->s.log_color == 1 && c->s.knobs.log_scale == 1, "l -> colour scale only");
     hs_ctl_key(c, ']');
     CHECK(c->s.knobs.swla_window == 512 && c->s.knobs.swla == HS_SWLA_EXACT, "] -> swla window 2 L0 (%d)", c->s.knobs.swla_window);
     hs_ctl_key(c, 'r');
     CHECK(c->s.knobs.rope_window == 256, "r -> rope window L0");
+    hs_ctl_key(c, 'r');
+    hs_ctl_key(c, 'r');
+    CHECK(c->s.knobs.rope_window == 64, "r r -> 64 (%d)", c->s.knobs.rope_window);
+    hs_ctl_key(c, 'r');
+    CHECK(c->s.knobs.rope_window == 0, "below 64: off");
     hs_ctl_key(c, HS_KEY_RIGHT);
     hs_ctl_key(c, HS_KEY_DOWN);
     hs_head_ref r;
     CHECK(hs_ctl_head_ref(&c->model->cfg, c->s.sel_head, &r) == 0 && r.layer == 1, "down -> layer 1 (got %d)", r.layer);
     int col = r.head + (r.mixer ? c->model->cfg.layers[1].mixers[0].num_heads : 0);
     CHECK(col == 1, "right -> column 1 (got %d)", col);
-    hs_ctl_key(c, 'a');
+    hs_ctl_key(c, 'x');
     CHECK(c->s.knobs.n_ablate == 1 && c->s.knobs.ablate[0].layer == r.layer &&
           c->s.knobs.ablate[0].mixer == r.mixer && c->s.knobs.ablate[0].head == r.head, "a ablates the selected head");
-    hs_ctl_key(c, 'a');
-    CHECK(c->s.knobs.n_ablate == 0, "a again restores it");
-    hs_ctl_key(c, 'o');
-    hs_knobs zero;
-    memset(&zero, 0, sizeof zero);
-    CHECK(!memcmp(&zero, &c->s.knobs, sizeof zero), "o resets every knob");
+    hs_ctl_key(c, 'x');
+    CHECK(c->s.knobs.n_ablate == 0, "x again restores it");
+    hs_ctl_key(c, 'D');
+    CHECK(c->s.depth_pct == 60, "D -> depth 60");
     hs_ctl_key(c, 'd');
-    CHECK(c->s.depth_pct == 60, "d -> depth 60");
+    hs_ctl_key(c, 'd');
+    CHECK(c->s.depth_pct == 40, "d d -> depth 40");
+    hs_ctl_key(c, 'T');
+    CHECK(c->s.dark == 1, "T -> dark");
     hs_ctl_key(c, 't');
     CHECK(c->s.task == HS_SK2, "t -> sk2");
     hs_ctl_key(c, '?');
     CHECK(c->help == 1, "? opens help");
-    CHECK(hs_ctl_key(c, 'x') == HS_ACT_REDRAW && c->help == 0, "any key closes help");
+    CHECK(hs_ctl_key(c, 'j') == HS_ACT_REDRAW && c->help == 0, "any key closes help");
     CHECK(hs_ctl_key(c, 's') == HS_ACT_SAVE, "s saves");
     CHECK(hs_ctl_key(c, 'q') == HS_ACT_QUIT, "q quits");
     /* swa window knob on a model without swa: a message, no change */
-    hs_ctl_key(c, '>');
+    hs_ctl_key(c, 'A');
     CHECK(c->s.knobs.swa_window == 0 && strstr(c->message, "no SWA"), "swa on a gla model: %s", c->message);
     close_ctl(c);
 }
@@ -164,7 +174,7 @@ TEST(controller_probe_matches_engine) {
     char err[512];
     hs_controller *c = open_ctl("m31", err, sizeof err);
     CHECK(c, "%s", err);
-    hs_ctl_key(c, 'l');   /* a knob on, so it must reach the engine */
+    hs_ctl_key(c, 'g');   /* a knob on, so it must reach the engine */
     CHECK(hs_ctl_compute_sync(c, HS_VIEW_HEADS, err, sizeof err) == 0, "compute: %s", err);
     int nh = hs_ctl_head_count(&c->model->cfg);
     CHECK(c->probe && c->probe->n_heads == nh && c->n_maps == nh, "probe with %d heads and maps", nh);
@@ -374,8 +384,8 @@ TEST(controller_device_and_zoom) {
     CHECK(c->jobs[HS_JOB_HEADMAP].want == hv + 1, "pan re-queries the map");
     hs_ctl_zoom_at(c, 0.25, 200, 60);
     CHECK(c->s.zoom_t1 == 0, "zooming out past the whole sequence resets the window");
-    hs_ctl_key(c, 'z');
-    CHECK(c->s.zoom_t1 - c->s.zoom_t0 == 128, "z halves the window");
+    hs_ctl_key(c, '+');
+    CHECK(c->s.zoom_t1 - c->s.zoom_t0 == 128, "+ halves the window");
     hs_ctl_key(c, '0');
     CHECK(c->s.zoom_t1 == 0, "0 resets");
     close_ctl(c);
