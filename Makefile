@@ -78,7 +78,10 @@ $(BUILD)/%.o: %.c
 $(BUILD)/hybridscope: $(APP_OBJ) $(VIEWS_OBJ) $(ENGINE_OBJ)
 	$(CC) -o $@ $^ $(LDLIBS) $(UI_LIBS)
 
-$(BUILD)/hs_tests: $(TEST_OBJ) $(VIEWS_OBJ) $(ENGINE_OBJ)
+# Unit tests also link the app's library code (the explorer's controller...), not its commands.
+TEST_APP_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(filter-out app/main.c app/cmd_%.c,$(APP_SRC)))
+
+$(BUILD)/hs_tests: $(TEST_OBJ) $(TEST_APP_OBJ) $(VIEWS_OBJ) $(ENGINE_OBJ)
 	$(CC) -o $@ $^ $(LDLIBS) $(UI_LIBS)
 
 $(CUDA_LIB): $(CUDA_SRC) $(wildcard kernels/cuda/*.cuh) $(wildcard engine/cuda/*.cuh) $(wildcard engine/*.h)

@@ -282,7 +282,7 @@ int hs_ctl_default_model(char *dir, size_t n, char *err, size_t errlen) {
     int nr = sample_roots(roots);
     for (int i = 0; i < nr; i++) {
         char path[PATH_MAX + 32];
-        snprintf(path, sizeof path, "%s/families.json", roots[i]);
+        snprintf(path, sizeof path, "%.4000s/families.json", roots[i]);
         if (!exists_file(path)) continue;
         size_t tl = 0;
         char *text = read_text(path, &tl);
@@ -291,7 +291,7 @@ int hs_ctl_default_model(char *dir, size_t n, char *err, size_t errlen) {
         const cJSON *def = root ? cJSON_GetObjectItemCaseSensitive(root, "default") : NULL;
         if (cJSON_IsString(def) && def->valuestring[0]) {
             char cand[PATH_MAX + 300];
-            snprintf(cand, sizeof cand, "%s/%s/config.json", roots[i], def->valuestring);
+            snprintf(cand, sizeof cand, "%.4000s/%.200s/config.json", roots[i], def->valuestring);
             if (exists_file(cand)) {
                 snprintf(dir, n, "%s/%s", roots[i], def->valuestring);
                 cJSON_Delete(root);
@@ -309,6 +309,54 @@ int hs_ctl_default_model(char *dir, size_t n, char *err, size_t errlen) {
 int hs_ctl_resolve_model(char *dir, size_t n, const char *arg, char *err, size_t errlen) {
     if (!arg) return hs_ctl_default_model(dir, n, err, errlen);
     return hs_cli_resolve_model(dir, n, arg, err, errlen);
+}
+
+/* ---- needle prompt lengths ---- */
+
+static int pow2_at_least(int n) {
+    int p = HS_CTL_MIN_LENGTH;
+    while (p < n && p < (1 << 30)) p *= 2;
+    return p;
+}
+
+/* Needle prompts have a minimum length (the question and the needle must fit). Lengths the
+ * user gave that are too short are bad input; defaults are raised to the next power of two. */
+static int fit_lengths(hs_controller *c, int length_given, int lengths_given, char *err, size_t errlen) {
+    for (int t = 0; t < HS_NEEDLE_TASKS; t++) {
+        int m = hs_worker_min_length(c, (hs_needle_task)t, err, errlen);
+        if (m < 0) return -1;
+        c->min_length[t] = m < HS_CTL_MIN_LENGTH ? HS_CTL_MIN_LENGTH : m;
+    }
+    static const char *names[] = { "sk1", "sk2", "sk3" };
+    hs_settings *s = &c->s;
+    int need = c->min_length[s->task];
+    if (s->length < need) {
+        if (length_given) {
+            snprintf(err, errlen, "--length %d is too short for %s: its prompts need at least %d tokens",
+                     s->length, names[s->task], need);
+            return -1;
+        }
+        s->length = pow2_at_least(need);
+    }
+    int sweep_need = 0;
+    for (int i = 0; i < s->n_sweep_tasks; i++)
+        if (c->min_length[s->sweep_tasks[i]] > sweep_need) sweep_need = c->min_length[s->sweep_tasks[i]];
+    int kept = 0;
+    for (int i = 0; i < s->n_sweep_lengths; i++) {
+        if (s->sweep_lengths[i] >= sweep_need) { s->sweep_lengths[kept++] = s->sweep_lengths[i]; continue; }
+        if (lengths_given) {
+            snprintf(err, errlen, "--lengths: %d is too short for the needle tasks (at least %d tokens)",
+                     s->sweep_lengths[i], sweep_need);
+            return -1;
+        }
+    }
+    s->n_sweep_lengths = kept;
+    if (!kept) {   /* defaults all too short: start at the first power of two that fits */
+        int L = pow2_at_least(sweep_need);
+        for (int f = 0; f < 3 && L <= s->max_length; f++, L *= 2) s->sweep_lengths[s->n_sweep_lengths++] = L;
+        if (!s->n_sweep_lengths) s->sweep_lengths[s->n_sweep_lengths++] = pow2_at_least(sweep_need);
+    }
+    return 0;
 }
 
 /* ---- lifecycle ---- */
@@ -332,7 +380,9 @@ int hs_ctl_init(hs_controller *c, const hs_settings *s, char *err, size_t errlen
     if (dev < 0) return -1;
     c->device_resolved = dev;
     if (hs_worker_load_model(c, c->s.model, err, errlen) != 0) return -1;
+    int length_given = s->length > 0, lengths_given = s->n_sweep_lengths > 0;
     hs_settings_defaults(&c->s, &c->model->cfg);
+    if (fit_lengths(c, length_given, lengths_given, err, errlen) != 0) return -1;
     char kerr[HS_ERR_LEN];
     if (hs_knobs_validate(&c->s.knobs, &c->model->cfg, kerr, sizeof kerr) != 0) {
         snprintf(err, errlen, "%s", kerr);
@@ -474,7 +524,7 @@ void hs_ctl_chrome_input(hs_controller *c, hs_chrome_input *in) {
     in->knobs = c->knobs_text;
     in->progress = -1;
     if (c->pending_load) {
-        snprintf(c->job_line, sizeof c->job_line, "loading %s", c->pending_model);
+        snprintf(c->job_line, sizeof c->job_line, "loading %.140s", c->pending_model);
         in->job = c->job_line;
     } else if (c->busy) {
         snprintf(c->job_line, sizeof c->job_line, "%s", c->job_text[0] ? c->job_text : job_name(c->cur_job));
@@ -579,7 +629,14 @@ static void move_cell(hs_controller *c, int dl, int dd, int dt) {
 
 void hs_ctl_set_length(hs_controller *c, int length) {
     hs_ctl_lock(c);
-    if (length < HS_CTL_MIN_LENGTH) length = HS_CTL_MIN_LENGTH;
+    int need = c->min_length[c->s.task] > HS_CTL_MIN_LENGTH ? c->min_length[c->s.task] : HS_CTL_MIN_LENGTH;
+    if (length < need) {
+        length = pow2_at_least(need);
+        if (length > c->s.length) length = c->s.length;
+        if (length < need) length = need;
+        hs_ctl_set_message(c, "%s prompts need at least %d tokens",
+                           c->s.task == HS_SK1 ? "sk1" : c->s.task == HS_SK2 ? "sk2" : "sk3", need);
+    }
     if (length > c->s.max_length) {
         length = c->s.max_length;
         hs_ctl_set_message(c, "length capped at %d tokens (memory)", length);
@@ -611,6 +668,12 @@ void hs_ctl_set_topk(hs_controller *c, int topk) {
 void hs_ctl_cycle_task(hs_controller *c) {
     hs_ctl_lock(c);
     c->s.task = (hs_needle_task)((c->s.task + 1) % HS_NEEDLE_TASKS);
+    if (c->s.length < c->min_length[c->s.task]) {
+        c->s.length = pow2_at_least(c->min_length[c->s.task]);
+        reset_zoom_locked(c);
+        hs_ctl_set_message(c, "length raised to %d: these prompts need at least %d tokens",
+                           c->s.length, c->min_length[c->s.task]);
+    }
     hs_ctl_bump(c, PROMPT_JOBS);
     hs_ctl_unlock(c);
 }
@@ -663,6 +726,8 @@ static int l0_of(hs_controller *c) {
 void hs_ctl_cycle_swla(hs_controller *c) {
     hs_knobs k = current_knobs(c);
     k.swla = (hs_swla_mode)((k.swla + 1) % 3);
+    if (k.swla == HS_SWLA_OFF) k.swla_window = 0;   /* the window belongs to SWLA */
+    if (k.swla != HS_SWLA_OVERLAP) k.swla_stride = 0;
     hs_ctl_set_knobs(c, &k);
 }
 
@@ -681,6 +746,7 @@ void hs_ctl_scale_swla_window(hs_controller *c, int up) {
 void hs_ctl_toggle_log_scale(hs_controller *c) {
     hs_knobs k = current_knobs(c);
     k.log_scale = !k.log_scale;
+    if (!k.log_scale) k.log_scale_L0 = 0;   /* L0 belongs to log scaling */
     hs_ctl_set_knobs(c, &k);
 }
 

@@ -106,6 +106,7 @@ struct hs_controller {
     char pending_model[1024];       /* ratio switch: the worker loads it next */
     int pending_load;
     void *worker;                   /* app/worker.c's private state (assets) */
+    int min_length[HS_NEEDLE_TASKS];/* shortest prompt each needle task fits in */
 
     /* scratch strings for the chrome, valid until the next hs_ctl_chrome_input call */
     char knobs_text[256], device_text[64], job_line[160];
@@ -114,8 +115,8 @@ struct hs_controller {
 /* Command-line flags shared by gui, tui and export: --device, every knob flag
  * (hs_knobs_parse_arg), --task --length --depth --seed --topk --head L.M.H --zoom t0:t1,s0:s1
  * --bins --head-bins --tasks --lengths --depths --samples --ppl-length --theme --log-color.
- * Same contract as hs_knobs_parse_arg: 1 consumed, 0 not ours, -1 bad value (err names the
- * flag). */
+ * Returns 1 with *i on the last argument consumed (the caller's loop steps on), 0 when
+ * argv[*i] is not one of these, -1 on a bad value (err names the flag). */
 int hs_settings_parse_arg(hs_settings *s, int argc, char **argv, int *i, char *err, size_t errlen);
 extern const char hs_settings_help[];
 /* Positive integer with an optional k/K (x1024) or m/M suffix; -1 when malformed. */

@@ -102,8 +102,10 @@ static int parse_depths(hs_settings *s, const char *v, char *err, size_t errlen)
 }
 
 int hs_settings_parse_arg(hs_settings *s, int argc, char **argv, int *i, char *err, size_t errlen) {
-    int r = hs_knobs_parse_arg(&s->knobs, argc, argv, i, err, errlen);
-    if (r != 0) return r;
+    int j = *i;
+    int r = hs_knobs_parse_arg(&s->knobs, argc, argv, &j, err, errlen);
+    if (r < 0) return r;
+    if (r > 0) { *i = j - 1; return 1; }   /* the knob parser steps past what it read */
     const char *a = argv[*i], *v;
     long x;
     if (is_flag(a, "--device")) {

@@ -39,6 +39,11 @@ static const hs_assets *get_assets(hs_controller *c, char *err, size_t errlen) {
     return &w->assets;
 }
 
+int hs_worker_min_length(hs_controller *c, hs_needle_task t, char *err, size_t errlen) {
+    const hs_assets *a = get_assets(c, err, errlen);
+    return a ? hs_needle_min_length(a, t) : -1;
+}
+
 /* ---- progress: every engine callback lands here ---- */
 
 typedef struct {
@@ -53,6 +58,17 @@ static int job_progress(void *ctx, double f) {
     double p = j->lo + (j->hi - j->lo) * (f < 0 ? 0 : f > 1 ? 1 : f);
     if (j->c->on_progress) j->c->on_progress(j->c->on_progress_ctx, j->c->job_text, p);
     return hs_ctl_job_progress(j->c, j->kind, j->version, p);
+}
+
+/* A progress hook that only answers "cancel?" (for forwards inside a larger job). */
+static int still_wanted(void *ctx, double f) {
+    (void)f;
+    job_ctx *j = ctx;
+    hs_ctl_lock(j->c);
+    int cancel = j->c->quit || j->c->jobs[j->kind].want != j->version ||
+                 j->c->jobs[j->kind].failed == j->version || j->c->pending_load;
+    hs_ctl_unlock(j->c);
+    return cancel;
 }
 
 /* ---- the probe prompt (needle sample for the current task, length, depth, seed) ---- */
@@ -250,8 +266,11 @@ static int job_niah(hs_niah_result **out, hs_controller *c, const hs_settings *s
     if (!nc.installed) { hs_niah_result_free(live); free(live); nc.live = NULL; }
     hs_forward_opts fo;
     memset(&fo, 0, sizeof fo);
+    fo.progress = still_wanted;   /* a long sample stops mid-forward when the sweep is stale */
+    fo.progress_ctx = jc;
     jc->lo = 0; jc->hi = 1;
-    int rc = nc.installed ? hs_niah_sweep(r, m, &s->knobs, a, s->seed, &fo, niah_on_sample, &nc, err, errlen)
+    int rc = nc.installed ? hs_niah_sweep(r, m, &s->knobs, a, s->seed, &fo, NULL, NULL,
+                                          niah_on_sample, &nc, err, errlen)
                           : HS_CANCELLED;
     if (rc != 0) { hs_niah_result_free(r); free(r); return rc; }
     *out = r;
@@ -260,20 +279,40 @@ static int job_niah(hs_niah_result **out, hs_controller *c, const hs_settings *s
 
 /* ---- job: perplexity by position ---- */
 
+#define PPL_DOCS 4
+#define PPL_BUCKETS 24
+
+static int ppl_on_doc(void *ctx, int done, int total) {
+    job_ctx *jc = ctx;
+    return job_progress(jc, total > 0 ? (double)done / total : 1.0);
+}
+
 static int job_ppl(hs_ppl_result **out, hs_controller *c, const hs_settings *s, const hs_model *m,
                    job_ctx *jc, char *err, size_t errlen) {
     const hs_assets *a = get_assets(c, err, errlen);
     if (!a) return -1;
+    size_t len = 0;
+    char *stream = hs_assets_prose_stream(a, &len);
+    if (!stream) { snprintf(err, errlen, "out of memory"); return -1; }
+    int32_t *docs = NULL;
+    int n_docs = hs_ppl_documents(&docs, stream, len, s->ppl_length, PPL_DOCS, m->cfg.bos_id, err, errlen);
+    free(stream);
+    if (n_docs < 0) return -1;
     hs_ppl_result *r = calloc(1, sizeof *r);
-    if (!r) { snprintf(err, errlen, "out of memory"); return -1; }
-    hs_ppl_opts o;
-    memset(&o, 0, sizeof o);
-    o.length = s->ppl_length;
-    o.progress = job_progress;
-    jc->lo = 0; jc->hi = 1;
-    o.progress_ctx = jc;
-    int rc = hs_ppl_run(r, m, &s->knobs, a, &o, err, errlen);
-    if (rc != 0) { hs_ppl_result_free(r); free(r); return rc; }
+    int rc = -1;
+    if (!r) snprintf(err, errlen, "out of memory");
+    else rc = hs_ppl_result_init(r, s->ppl_length, PPL_BUCKETS, HS_PPL_LOG, err, errlen);
+    if (rc == 0) {
+        hs_forward_opts base;
+        memset(&base, 0, sizeof base);
+        jc->lo = 0; jc->hi = 1;
+        rc = hs_ppl_run(r, m, &s->knobs, docs, n_docs, &base, NULL, NULL, ppl_on_doc, jc, err, errlen);
+    }
+    free(docs);
+    if (rc != 0) {
+        if (r) { hs_ppl_result_free(r); free(r); }
+        return rc;
+    }
     hs_knobs_describe(r->label, sizeof r->label, &s->knobs);
     *out = r;
     return 0;
@@ -405,7 +444,7 @@ int hs_worker_load_model(hs_controller *c, const char *dir, char *err, size_t er
     hs_model *old = c->model;
     c->model = m;
     c->model_version++;
-    snprintf(c->s.model, sizeof c->s.model, "%s", dir);
+    if (dir != c->s.model) snprintf(c->s.model, sizeof c->s.model, "%s", dir);
     /* The new checkpoint may have other heads: keep the selection in range and drop ablation
      * targets it lacks. */
     int nh = hs_config_head_count(&m->cfg);

@@ -16,4 +16,8 @@ int hs_worker_run_sync(hs_controller *c, hs_job_kind k, char *err, size_t errlen
 /* Loads the model at dir (caller: no job in flight) and installs it. */
 int hs_worker_load_model(hs_controller *c, const char *dir, char *err, size_t errlen);
 
+/* Shortest prompt length (tokens) that task t's samples fit in; -1 with err when the
+ * needle assets cannot be found. */
+int hs_worker_min_length(hs_controller *c, hs_needle_task t, char *err, size_t errlen);
+
 #endif

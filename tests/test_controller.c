@@ -19,7 +19,7 @@
 #include "../engine/presets.h"
 #include "test.h"
 
-/* A tiny head-wise gla/NoPE checkpoint at dir with L0 = 256. */
+/* A tiny head-wise gla/NoPE checkpoint at dir with L0 = 512. */
 static int make_model(const char *dir, int ra, int rb, uint64_t seed, char *err, size_t n) {
     hs_preset_args a;
     hs_preset_args_init(&a);
@@ -27,7 +27,7 @@ static int make_model(const char *dir, int ra, int rb, uint64_t seed, char *err,
     a.layout_hh = 1;
     a.ratio_a = ra;
     a.ratio_b = rb;
-    a.train_context = 256;
+    a.train_context = 512;
     hs_model *m = calloc(1, sizeof *m);
     if (!m) return -1;
     int rc = hs_preset_build(&m->cfg, &a, err, n);
@@ -48,7 +48,7 @@ static const char *family_dir(void) {
     if (made) return made > 0 ? dir : NULL;
     snprintf(dir, sizeof dir, "%s/fam", hs_test_tmpdir());
     mkdir(dir, 0755);
-    char p[1200], err[512];
+    char p[1300], err[256];
     snprintf(p, sizeof p, "%s/m31", dir);
     if (make_model(p, 3, 1, 7, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); made = -1; return NULL; }
     snprintf(p, sizeof p, "%s/m11", dir);
@@ -67,9 +67,9 @@ static const char *family_dir(void) {
 /* Small sweep settings so jobs stay fast. */
 static void small_settings(hs_settings *s, const char *model) {
     memset(s, 0, sizeof *s);
-    snprintf(s->model, sizeof s->model, "%s", model);
+    snprintf(s->model, sizeof s->model, "%.1000s", model);
     s->device = HS_DEVICE_CPU;
-    s->n_sweep_lengths = 1; s->sweep_lengths[0] = 256;
+    s->n_sweep_lengths = 1; s->sweep_lengths[0] = 512;
     s->n_sweep_depths = 2; s->sweep_depths[0] = 0; s->sweep_depths[1] = 100;
     s->n_sweep_tasks = 1; s->sweep_tasks[0] = HS_SK1;
     s->sweep_samples = 1;
@@ -98,18 +98,18 @@ static int assets_available(void) {
 }
 
 TEST(controller_defaults_and_keys) {
-    char err[512];
+    char err[256];
     hs_controller *c = open_ctl("m31", err, sizeof err);
     CHECK(c, "%s", err);
-    CHECK(c->s.length == 256 && c->s.depth_pct == 50, "defaults: length %d depth %d", c->s.length, c->s.depth_pct);
+    CHECK(c->s.length == 512 && c->s.depth_pct == 50, "defaults: length %d depth %d", c->s.length, c->s.depth_pct);
     CHECK(c->n_siblings == 2 && !strcmp(c->siblings[c->sibling].ratio, "3:1"), "family: %d siblings", c->n_siblings);
     unsigned p0 = c->jobs[HS_JOB_PROBE].want, n0 = c->jobs[HS_JOB_NIAH].want;
-    CHECK(hs_ctl_key(c, '>') == HS_ACT_REDRAW && c->s.length == 512, "> doubles: %d", c->s.length);
+    CHECK(hs_ctl_key(c, '>') == HS_ACT_REDRAW && c->s.length == 1024, "> doubles: %d", c->s.length);
     CHECK(c->jobs[HS_JOB_PROBE].want == p0 + 1 && c->jobs[HS_JOB_NIAH].want == n0,
           "length bumps the probe only (%u %u)", c->jobs[HS_JOB_PROBE].want, c->jobs[HS_JOB_NIAH].want);
     hs_ctl_key(c, '<');
     hs_ctl_key(c, '<');
-    CHECK(c->s.length == 256, "< halves, floor 256: %d", c->s.length);
+    CHECK(c->s.length == 512 && strstr(c->message, "at least"), "< halves, floor at the sk1 minimum: %d", c->s.length);
     hs_ctl_key(c, '2');
     CHECK(c->s.view == HS_VIEW_HEAD, "2 -> head view");
     hs_ctl_key(c, HS_KEY_TAB);
@@ -126,13 +126,14 @@ TEST(controller_defaults_and_keys) {
     hs_ctl_key(c, 'g');
     CHECK(c->s.knobs.log_scale == 1, "g -> log scale");
     hs_ctl_key(c, '}');
-    CHECK(c->s.knobs.log_scale_L0 == 512, "} -> log L0 x2 (%d)", c->s.knobs.log_scale_L0);
+    CHECK(c->s.knobs.log_scale_L0 == 1024, "} -> log L0 x2 (%d)", c->s.knobs.log_scale_L0);
     hs_ctl_key(c, 'l');
     CHECK(c->s.log_color == 1 && c->s.knobs.log_scale == 1, "l -> colour scale only");
     hs_ctl_key(c, ']');
-    CHECK(c->s.knobs.swla_window == 512 && c->s.knobs.swla == HS_SWLA_EXACT, "] -> swla window 2 L0 (%d)", c->s.knobs.swla_window);
+    CHECK(c->s.knobs.swla_window == 1024 && c->s.knobs.swla == HS_SWLA_EXACT, "] -> swla window 2 L0 (%d)", c->s.knobs.swla_window);
     hs_ctl_key(c, 'r');
-    CHECK(c->s.knobs.rope_window == 256, "r -> rope window L0");
+    CHECK(c->s.knobs.rope_window == 512, "r -> rope window L0");
+    hs_ctl_key(c, 'r');
     hs_ctl_key(c, 'r');
     hs_ctl_key(c, 'r');
     CHECK(c->s.knobs.rope_window == 64, "r r -> 64 (%d)", c->s.knobs.rope_window);
@@ -171,7 +172,7 @@ TEST(controller_defaults_and_keys) {
 
 TEST(controller_probe_matches_engine) {
     if (!assets_available()) SKIP("assets/ not found");
-    char err[512];
+    char err[256];
     hs_controller *c = open_ctl("m31", err, sizeof err);
     CHECK(c, "%s", err);
     hs_ctl_key(c, 'g');   /* a knob on, so it must reach the engine */
@@ -179,7 +180,7 @@ TEST(controller_probe_matches_engine) {
     int nh = hs_ctl_head_count(&c->model->cfg);
     CHECK(c->probe && c->probe->n_heads == nh && c->n_maps == nh, "probe with %d heads and maps", nh);
     CHECK(c->jobs[HS_JOB_PROBE].have == c->jobs[HS_JOB_PROBE].want, "probe current");
-    CHECK(c->maps[0].bins_t == 8 && c->maps[0].bins_s == 8 && c->maps[0].T == 256, "small map 8x8 over 256");
+    CHECK(c->maps[0].bins_t == 8 && c->maps[0].bins_s == 8 && c->maps[0].T == 512, "small map 8x8 over 512");
     /* the same probe straight from the engine */
     const hs_assets *a = NULL;
     hs_assets as;
@@ -187,7 +188,7 @@ TEST(controller_probe_matches_engine) {
     CHECK(hs_assets_find(dir, sizeof dir, NULL, err, sizeof err) == 0 && hs_assets_load(&as, dir, err, sizeof err) == 0, "%s", err);
     a = &as;
     hs_needle_sample smp;
-    CHECK(hs_needle_generate(&smp, a, HS_SK1, 256, 50, 1, err, sizeof err) == 0, "%s", err);
+    CHECK(hs_needle_generate(&smp, a, HS_SK1, 512, 50, 1, err, sizeof err) == 0, "%s", err);
     int n_probe = smp.probe_end - smp.probe_start;
     int *pos = malloc(sizeof(int) * (size_t)n_probe);
     for (int i = 0; i < n_probe; i++) pos[i] = smp.probe_start + i;
@@ -219,7 +220,7 @@ TEST(controller_probe_matches_engine) {
     /* the view input hands those results over unchanged */
     hs_view_input in;
     hs_ctl_view_input(c, &in);
-    CHECK(in.probe == c->probe && in.maps == c->maps && in.n_maps == nh && in.length == 256, "view input");
+    CHECK(in.probe == c->probe && in.maps == c->maps && in.n_maps == nh && in.length == 512, "view input");
     close_ctl(c);
 }
 
@@ -233,7 +234,7 @@ static void bump_on_progress(void *ctx, const char *job, double f) {
 
 TEST(controller_stale_result_dropped) {
     if (!assets_available()) SKIP("assets/ not found");
-    char err[512];
+    char err[256];
     hs_controller *c = open_ctl("m31", err, sizeof err);
     CHECK(c, "%s", err);
     c->on_progress = bump_on_progress;
@@ -273,26 +274,26 @@ static int wait_idle(hs_controller *c, double timeout) {
 
 TEST(controller_worker_newest_wins_and_cancels) {
     if (!assets_available()) SKIP("assets/ not found");
-    char err[512];
+    char err[256];
     hs_controller *c = open_ctl("m31", err, sizeof err);
     CHECK(c, "%s", err);
     CHECK(hs_ctl_start(c, err, sizeof err) == 0, "%s", err);
     CHECK(wait_idle(c, 60) == 0, "first probe never finished");
     /* several changes in a row: only the last one's result may end up installed */
-    hs_ctl_set_length(c, 512);
+    hs_ctl_set_length(c, 1024);
     hs_ctl_set_depth(c, 20);
-    hs_ctl_set_length(c, 256);
+    hs_ctl_set_length(c, 512);
     hs_ctl_set_depth(c, 80);
     CHECK(wait_idle(c, 60) == 0, "probe never finished");
     hs_ctl_lock(c);
     int T = c->probe ? c->probe->T : -1;
     unsigned have = c->jobs[HS_JOB_PROBE].have, want = c->jobs[HS_JOB_PROBE].want;
     hs_ctl_unlock(c);
-    CHECK(T == 256 && have == want, "installed probe T=%d version %u of %u", T, have, want);
+    CHECK(T == 512 && have == want, "installed probe T=%d version %u of %u", T, have, want);
     /* cancel: a long sweep stops promptly when the settings change */
     hs_ctl_lock(c);
     c->s.n_sweep_lengths = 3;
-    c->s.sweep_lengths[1] = 2048; c->s.sweep_lengths[2] = 4096;
+    c->s.sweep_lengths[1] = 4096; c->s.sweep_lengths[2] = 8192;
     c->s.sweep_samples = 4;
     hs_ctl_bump(c, 1u << HS_JOB_NIAH);
     hs_ctl_unlock(c);
@@ -328,10 +329,10 @@ TEST(controller_worker_newest_wins_and_cancels) {
 }
 
 TEST(controller_ratio_switch_keeps_settings) {
-    char err[512];
+    char err[256];
     hs_controller *c = open_ctl("m31", err, sizeof err);
     CHECK(c, "%s", err);
-    hs_ctl_set_length(c, 512);
+    hs_ctl_set_length(c, 1024);
     hs_ctl_set_depth(c, 30);
     hs_ctl_cycle_task(c);
     hs_ctl_cycle_swla(c);
@@ -347,7 +348,7 @@ TEST(controller_ratio_switch_keeps_settings) {
     hs_settings before = c->s;
     CHECK(hs_ctl_cycle_ratio(c) == 0, "ratio switch: %s", c->message);
     CHECK(strstr(c->s.model, "m11") && !strcmp(c->siblings[c->sibling].ratio, "1:1"),
-          "now on %s ratio %s", c->s.model, c->siblings[c->sibling].ratio);
+          "now on %.200s ratio %s", c->s.model, c->siblings[c->sibling].ratio);
     int biased = 0, nope = 0;
     hs_config_total_heads(&c->model->cfg, &biased, &nope);
     CHECK(biased == nope, "loaded model is 1:1 (%d:%d)", biased, nope);
@@ -357,12 +358,12 @@ TEST(controller_ratio_switch_keeps_settings) {
           "settings changed by the ratio switch");
     CHECK(c->s.knobs.n_ablate == 1 && c->s.knobs.ablate[0].layer == 1 && c->s.knobs.ablate[0].mixer == 1,
           "ablation targets: %d kept", c->s.knobs.n_ablate);
-    CHECK(hs_ctl_cycle_ratio(c) == 0 && strstr(c->s.model, "m31"), "and back: %s", c->s.model);
+    CHECK(hs_ctl_cycle_ratio(c) == 0 && strstr(c->s.model, "m31"), "and back: %.200s", c->s.model);
     close_ctl(c);
 }
 
 TEST(controller_device_and_zoom) {
-    char err[512];
+    char err[256];
     hs_controller *c = open_ctl("m31", err, sizeof err);
     CHECK(c, "%s", err);
     char why[256];
@@ -375,17 +376,17 @@ TEST(controller_device_and_zoom) {
         CHECK(c->device_resolved == HS_DEVICE_CUDA, "on cuda");
     }
     /* zoom in twice around the middle, pan past the end: the window stays inside [0, T) */
-    hs_ctl_zoom_at(c, 2.0, 128, 128);
-    CHECK(c->s.zoom_t0 == 64 && c->s.zoom_t1 == 192, "zoom: %d..%d", c->s.zoom_t0, c->s.zoom_t1);
+    hs_ctl_zoom_at(c, 2.0, 256, 256);
+    CHECK(c->s.zoom_t0 == 128 && c->s.zoom_t1 == 384, "zoom: %d..%d", c->s.zoom_t0, c->s.zoom_t1);
     unsigned hv = c->jobs[HS_JOB_HEADMAP].want;
     hs_ctl_pan(c, 1000, -1000);
-    CHECK(c->s.zoom_t1 == 256 && c->s.zoom_t0 == 128 && c->s.zoom_s0 == 0 && c->s.zoom_s1 == 128,
+    CHECK(c->s.zoom_t1 == 512 && c->s.zoom_t0 == 256 && c->s.zoom_s0 == 0 && c->s.zoom_s1 == 256,
           "pan clamps: t %d..%d s %d..%d", c->s.zoom_t0, c->s.zoom_t1, c->s.zoom_s0, c->s.zoom_s1);
     CHECK(c->jobs[HS_JOB_HEADMAP].want == hv + 1, "pan re-queries the map");
-    hs_ctl_zoom_at(c, 0.25, 200, 60);
+    hs_ctl_zoom_at(c, 0.25, 400, 120);
     CHECK(c->s.zoom_t1 == 0, "zooming out past the whole sequence resets the window");
     hs_ctl_key(c, '+');
-    CHECK(c->s.zoom_t1 - c->s.zoom_t0 == 128, "+ halves the window");
+    CHECK(c->s.zoom_t1 - c->s.zoom_t0 == 256, "+ halves the window");
     hs_ctl_key(c, '0');
     CHECK(c->s.zoom_t1 == 0, "0 resets");
     close_ctl(c);
@@ -424,7 +425,7 @@ TEST(controller_settings_args) {
 }
 
 TEST(controller_script_parse) {
-    char path[1100], err[700];
+    char path[1100], err[300];
     snprintf(path, sizeof path, "%s/s.txt", hs_test_tmpdir());
     FILE *f = fopen(path, "w");
     CHECK(f, "tmp");

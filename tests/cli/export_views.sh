@@ -9,8 +9,8 @@ command -v python3 >/dev/null || { echo "skip: python3 is missing"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-"$HS_BIN" init "$tmp/m" --preset tiny --layout HH --train-context 256 >/dev/null 2>&1 || fail "init"
-small=(--length 256 --bins 8 --head-bins 32 --lengths 256,512 --depths 0:100:50 --tasks sk1 --samples 1 --ppl-length 512)
+"$HS_BIN" init "$tmp/m" --preset tiny --layout HH --train-context 512 >/dev/null 2>&1 || fail "init"
+small=(--length 512 --bins 8 --head-bins 32 --lengths 512,1024 --depths 0:100:50 --tasks sk1 --samples 1 --ppl-length 512)
 have_pdftoppm=1; command -v pdftoppm >/dev/null || have_pdftoppm=0
 
 for v in heads head tidal needle ppl model; do
@@ -58,6 +58,7 @@ expect2 "missing model" --view heads "$tmp/nope" --out "$tmp/x.png"
 expect2 "bad knob" --view heads "$tmp/m" --swla=sideways --out "$tmp/x.png"
 expect2 "bad head" --view head "$tmp/m" --head 9.0.0 --out "$tmp/x.png"
 expect2 "bad length" --view heads "$tmp/m" --length 12 --out "$tmp/x.png"
+expect2 "too short for sk1" --view heads "$tmp/m" --length 300 --out "$tmp/x.png"
 grep -q -- "--swla" <("$HS_BIN" export --view heads "$tmp/m" --swla=sideways --out "$tmp/x.png" 2>&1) || fail "knob error does not name --swla"
 ls "$tmp"/x.* >/dev/null 2>&1 && fail "a failed export left a file"
 # an unwritable destination: runtime failure (1), nothing left

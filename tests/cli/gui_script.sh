@@ -9,7 +9,7 @@ command -v python3 >/dev/null || { echo "skip: python3 is missing"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; tail -n 20 "$tmp/err" 2>/dev/null; exit 1; }
 
-"$HS_BIN" init "$tmp/m" --preset tiny --layout HH --train-context 256 >/dev/null 2>&1 || fail "init"
+"$HS_BIN" init "$tmp/m" --preset tiny --layout HH --train-context 512 >/dev/null 2>&1 || fail "init"
 cat >"$tmp/script" <<SCRIPT
 # heads view, results in
 wait 120
@@ -55,8 +55,8 @@ wait
 screenshot $tmp/small.png
 quit
 SCRIPT
-( cd "$tmp" && SDL_VIDEODRIVER=dummy "$HS_BIN" gui "$tmp/m" --width 800 --height 520 --length 256 \
-    --bins 8 --head-bins 32 --lengths 256 --depths 0:100:50 --tasks sk1 --ppl-length 256 \
+( cd "$tmp" && SDL_VIDEODRIVER=dummy "$HS_BIN" gui "$tmp/m" --width 800 --height 520 --length 512 \
+    --bins 8 --head-bins 32 --lengths 512 --depths 0:100:50 --tasks sk1 --ppl-length 512 \
     --script "$tmp/script" 2>"$tmp/err" ) || fail "gui exited $?"
 
 for f in heads heads_again tidal tidal_swla tidal_swla_log head head_zoom head_pan heads_click help dark; do

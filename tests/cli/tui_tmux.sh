@@ -8,16 +8,16 @@ command -v tmux >/dev/null || { echo "skip: tmux is missing"; exit 77; }
 tmp=$(mktemp -d)
 sock="hs-tui-$$"
 T() { tmux -L "$sock" -f /dev/null "$@"; }
-cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
+cleanup() { T kill-server >/dev/null 2>&1; sleep 0.3; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- screen:"; T capture-pane -p -t hs 2>/dev/null; echo "--- stderr:"; tail -n 20 "$tmp/stderr" 2>/dev/null; exit 1; }
 
-"$HS_BIN" init "$tmp/m" --preset tiny --layout HH --train-context 256 >/dev/null 2>&1 || fail "init"
+"$HS_BIN" init "$tmp/m" --preset tiny --layout HH --train-context 512 >/dev/null 2>&1 || fail "init"
 term=tmux-256color; infocmp $term >/dev/null 2>&1 || term=screen-256color
 T new-session -d -s hs -x 120 -y 32 "env -i PATH=/usr/bin:/bin HOME=$tmp TERM=$term LANG=C.UTF-8 PS1='hs\$ ' bash --norc --noprofile" || fail "tmux"
 T set-option -t hs -g default-terminal "$term" >/dev/null
 # The tui (ASan settings travel along for the sanitizer build).
-cmd="cd $tmp && ASAN_OPTIONS=${ASAN_OPTIONS:-} UBSAN_OPTIONS=${UBSAN_OPTIONS:-} $HS_BIN tui $tmp/m --length 256 --bins 8 --head-bins 32 --lengths 256 --depths 0:100:50 --tasks sk1 --ppl-length 256 2>$tmp/stderr; echo EXIT=\$?"
+cmd="cd $tmp && ASAN_OPTIONS=${ASAN_OPTIONS:-} UBSAN_OPTIONS=${UBSAN_OPTIONS:-} $HS_BIN tui $tmp/m --length 512 --bins 8 --head-bins 32 --lengths 512 --depths 0:100:50 --tasks sk1 --ppl-length 512 2>$tmp/stderr; echo EXIT=\$?"
 T send-keys -t hs "$cmd" Enter
 
 screen() { T capture-pane -p -t hs; }
@@ -35,7 +35,7 @@ wait_idle() {
     local i=0
     while [ $i -lt 900 ]; do
         local s; s=$(screen | tail -n 2 | head -n 1)
-        if ! grep -qE '[0-9]+%|queued|probe sk|sweep|perplexity L=|map of head|loading' <<<"$s"; then return 0; fi
+        if ! grep -qE '(^| )[0-9]{1,3}%|queued|probe sk|sweep|perplexity L=|map of head|loading' <<<"$s"; then return 0; fi
         sleep 0.1; i=$((i + 1))
     done
     fail "jobs never finished"
@@ -68,18 +68,22 @@ knob() {  # KEY EXPECTED-TEXT
 }
 knob w "swla=exact"
 knob w "swla=overlap"
-knob ] "swla=overlap W=512"
+knob ] "swla=overlap W=1024"
 knob w "knobs: off"
 knob g "log(L0=train)"
-knob } "log(L0=512)"
+knob } "log(L0=1024)"
 knob g "knobs: off"
 knob r "rope_window="
+knob r "rope_window=256"
+knob R "rope_window=512"
+knob r "rope_window=256"
 knob r "rope_window=128"
-knob R "rope_window=256"
+knob r "rope_window=64"
+knob r "knobs: off"
 knob x "ablate=0.0.0"
 knob x "knobs: off"
-knob ">" "L=512"
-knob "<" "L=256"
+knob ">" "L=1024"
+knob "<" "L=512"
 knob t "sk2"
 knob t "sk3"
 knob t "sk1"
@@ -103,7 +107,9 @@ wait_for "Heads: pooled attention" 10
 screen | tail -n 1 | grep -qF "quit" || fail "no key bar after resizing to 80x24"
 T resize-window -t hs -x 60 -y 20
 i=0; while screen | grep -qF "Heads: pooled attention"; do sleep 0.1; i=$((i + 1)); [ $i -gt 50 ] && fail "no redraw at 60x20"; done
-screen | head -n 3 | grep -qF "Heads" || fail "no short title at 60x20"
+i=0; until screen | head -n 2 | grep -qF "Heads"; do sleep 0.1; i=$((i + 1)); [ $i -gt 50 ] && fail "no short title at 60x20"; done
+[ "$(screen | wc -l)" -eq 20 ] || fail "pane is not 20 rows"
+screen | tail -n 1 | grep -qF "quit" || fail "no key bar at 60x20"
 T resize-window -t hs -x 120 -y 32
 wait_for "Heads: pooled attention" 10
 
@@ -117,4 +123,4 @@ T send-keys -t hs q
 wait_for "EXIT=" 20
 screen | grep -qF "EXIT=0" || fail "tui exited non-zero: $(screen | grep EXIT=)"
 screen | grep -q '^hs\$' || fail "no shell prompt after quitting"
-echo "tui: 6 views, 23 knob keys, help, resize, save and quit ok"
+echo "tui: 6 views, 27 knob keys, help, resize, save and quit ok"
