@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `hybridscope export`: every view to PNG, SVG and PDF from a tiny init'd model; the PNG has the
-# asked size and is not blank, the SVG parses (heatmap views embed images), the PDF renders
-# (pdftoppm); knobs change the picture; bad input exits 2 without leaving a file.
+# `hybridscope export`: every view to PNG (SVG and PDF for a heatmap view, the needle grid,
+# the curves and the layout) from a tiny init'd model; the PNG has the asked size and is not
+# blank, the SVG parses (heatmap views embed images), the PDF renders (pdftoppm); knobs change
+# the picture; bad input exits 2 without leaving a file.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 command -v python3 >/dev/null || { echo "skip: python3 is missing"; exit 77; }
@@ -10,11 +11,14 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 "$HS_BIN" init "$tmp/m" --preset tiny --layout HH --train-context 512 >/dev/null 2>&1 || fail "init"
-small=(--length 512 --bins 8 --head-bins 32 --lengths 512,1024 --depths 0:100:50 --tasks sk1 --samples 1 --ppl-length 512)
+small=(--length 512 --bins 8 --head-bins 32 --lengths 512,1024 --depths 0:100:100 --tasks sk1 --samples 1 --ppl-length 512)
 have_pdftoppm=1; command -v pdftoppm >/dev/null || have_pdftoppm=0
 
-for v in heads head tidal needle ppl model; do
-    for ext in png svg pdf; do
+# every view as PNG; the vector formats for a heatmap view, the needle grid and the curves
+for ve in heads:png heads:svg heads:pdf head:png tidal:png needle:png needle:svg needle:pdf \
+          ppl:png ppl:pdf model:png model:svg; do
+    v=${ve%%:*}
+    for ext in ${ve#*:}; do
         out="$tmp/$v.$ext"
         "$HS_BIN" export --view "$v" "$tmp/m" "${small[@]}" --width 480 --height 320 --out "$out" \
             2>"$tmp/err" || fail "export --view $v --out .$ext: $(cat "$tmp/err")"
@@ -64,4 +68,4 @@ ls "$tmp"/x.* >/dev/null 2>&1 && fail "a failed export left a file"
 # an unwritable destination: runtime failure (1), nothing left
 "$HS_BIN" export --view model "$tmp/m" --out "$tmp/no/such/dir/x.png" 2>/dev/null; rc=$?
 [ $rc -eq 1 ] || fail "unwritable --out: exit $rc (want 1)"
-echo "export: 6 views x 3 formats ok"
+echo "export: 6 views as PNG, SVG and PDF samples, knobs, sizes and bad input ok"
