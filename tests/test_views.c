@@ -760,3 +760,133 @@ TEST(views_cairo_chrome_area_and_help) {
     synth_free(&S);
 }
 #endif
+
+/* Every head of the small multiples can be found by hit-testing, on pixels and on 80x24
+ * cells; needle cells and tidal points too on cells. */
+#ifdef HS_HAVE_CAIRO
+TEST(views_hit_tests_both_painters) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    pixcanvas p;
+    CHECK(pix_open(&p, 800, 500, 0) == 0, "canvas");
+    double cx, cy;
+    for (int i = 0; i < S.probe.n_heads; i++) {
+        CHECK(find_region(p.c, HS_VIEW_HEADS, &S.in, match_head, i, 0, 0, &cx, &cy), "head %d not found", i);
+        hs_view_hit hit;
+        hs_view_hit_test(&hit, p.c, HS_VIEW_HEADS, &S.in, cx, cy);
+        char want[32];
+        snprintf(want, sizeof want, "L%d.M%d.H%d", S.probe.heads[i].layer, S.probe.heads[i].mixer,
+                 S.probe.heads[i].head);
+        CHECK(strstr(hit.text, want), "hover '%.200s' lacks %.30s", hit.text, want);
+    }
+    pix_close(&p);
+    hs_text_grid g;
+    CHECK(hs_text_grid_init(&g, 80, 24, HS_TEXT_UTF8, 256, 0) == 0, "grid");
+    hs_canvas c;
+    hs_canvas_text_init(&c, &g);
+    for (int i = 0; i < S.probe.n_heads; i++)
+        CHECK(find_region(&c, HS_VIEW_HEADS, &S.in, match_head, i, 0, 0, &cx, &cy), "text: head %d", i);
+    CHECK(find_region(&c, HS_VIEW_NEEDLE, &S.in, match_needle, 1, 2, 4, &cx, &cy), "text: needle cell");
+    CHECK(find_region(&c, HS_VIEW_TIDAL, &S.in, match_head, 0, 0, 0, &cx, &cy), "text: tidal head 0");
+    double x, y, w, h;
+    CHECK(hs_view_head_map_rect(&c, &S.in, &x, &y, &w, &h) && w >= 40 && h >= 12,
+          "text: head map rect %gx%g", w, h);
+    hs_text_grid_free(&g);
+    synth_free(&S);
+}
+#endif
+
+/* A model too big for one screen (24 layers x 16 heads): the heads view shows a window around
+ * the selected head, says which part it shows, and the selected head stays hittable. */
+TEST(views_many_heads_window) {
+    char json[8192];
+    int k = snprintf(json, sizeof json,
+                     "{\"model_type\":\"hybrid\",\"vocab_size\":258,\"hidden_size\":64,"
+                     "\"intermediate_size\":128,\"num_hidden_layers\":24,\"head_dim\":4,"
+                     "\"train_context\":1024,\"layers\":[");
+    for (int l = 0; l < 24; l++)
+        k += snprintf(json + k, sizeof json - (size_t)k, "%s{\"mixers\":[{\"type\":\"%s\",\"num_heads\":16}]}",
+                      l ? "," : "", l % 4 == 3 ? "nope" : "gdn");
+    snprintf(json + k, sizeof json - (size_t)k, "]}");
+    static hs_config cfg;
+    char err[256];
+    CHECK(hs_config_parse(&cfg, json, strlen(json), "big", err, sizeof err) == 0, "%.200s", err);
+    hs_probe_result pr;
+    const char *text = "abcdefghijklmnopqrstuvwxyz";
+    char t[SYN_T + 1];
+    for (int i = 0; i < SYN_T; i++) t[i] = text[i % 26];
+    make_probe(&pr, &cfg, t, 0);
+    CHECK(pr.n_heads == 384, "heads %d", pr.n_heads);
+    hs_view_input in;
+    memset(&in, 0, sizeof in);
+    in.cfg = &cfg;
+    in.probe = &pr;
+    in.sel_head = 300;                                 /* layer 18, head 12 */
+    in.sel_task = in.sel_length = in.sel_depth = -1;
+    hs_text_grid g;
+    CHECK(hs_text_grid_init(&g, 80, 24, HS_TEXT_UTF8, 256, 0) == 0, "grid");
+    hs_canvas c;
+    hs_canvas_text_init(&c, &g);
+    hs_view_draw(&c, HS_VIEW_HEADS, &in);
+    char *s = hs_text_grid_to_utf8(&g);
+    int ok = strstr(s, "L18") && strstr(s, "of 24");
+    if (!ok) fprintf(stderr, "%s", s);
+    free(s);
+    CHECK(ok, "80x24: the window around layer 18 and 'of 24' expected");
+    double cx, cy;
+    CHECK(find_region(&c, HS_VIEW_HEADS, &in, match_head, 300, 0, 0, &cx, &cy), "selected head not hittable");
+    hs_text_grid_free(&g);
+#ifdef HS_HAVE_CAIRO
+    const char *dir = getenv("HS_VIEWS_OUT");
+    if (dir && dir[0]) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/heads-big.png", dir);
+        CHECK(hs_export_view(path, 960, 600, 1, 0, HS_VIEW_HEADS, &in, err, sizeof err) == 0, "%.200s", err);
+        snprintf(path, sizeof path, "%s/tidal-big.png", dir);
+        CHECK(hs_export_view(path, 960, 600, 1, 1, HS_VIEW_TIDAL, &in, err, sizeof err) == 0, "%.200s", err);
+    }
+#endif
+    /* the tidal view copes with 384 points on cells */
+    CHECK(hs_text_grid_init(&g, 80, 24, HS_TEXT_ASCII, 8, 1) == 0, "grid");
+    hs_canvas_text_init(&c, &g);
+    hs_view_draw(&c, HS_VIEW_TIDAL, &in);
+    hs_text_grid_free(&g);
+    free_probe(&pr);
+}
+
+/* Odd canvas sizes never crash or write outside the grid (ASan checks the latter): every view,
+ * the chrome and the help overlay from 1x1 cells up, and tiny pixel canvases. */
+TEST(views_odd_sizes) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    static const int sizes[][2] = { { 1, 1 }, { 2, 3 }, { 10, 5 }, { 40, 12 }, { 79, 23 }, { 250, 80 } };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        hs_text_grid g;
+        CHECK(hs_text_grid_init(&g, sizes[k][0], sizes[k][1], HS_TEXT_UTF8, 8, 1) == 0, "grid");
+        hs_canvas c;
+        hs_canvas_text_init(&c, &g);
+        for (int v = 0; v < HS_VIEW_COUNT; v++) {
+            hs_text_grid_clear(&g);
+            hs_view_draw(&c, (hs_view_kind)v, &S.in);
+            hs_view_hit hit;
+            hs_view_hit_test(&hit, &c, (hs_view_kind)v, &S.in, c.width / 2, c.height / 2);
+        }
+        hs_chrome_input ci = { "m", "cpu", "off", NULL, -1, "saved to /tmp/x.png", HS_VIEW_HEADS };
+        hs_chrome_draw(&c, &ci);
+        hs_help_overlay_draw(&c);
+        hs_text_grid_free(&g);
+    }
+    CHECK(hs_text_grid_init(&(hs_text_grid){ 0 }, 0, 5, HS_TEXT_UTF8, 8, 0) == -1, "0 columns accepted");
+#ifdef HS_HAVE_CAIRO
+    static const int px[][2] = { { 16, 16 }, { 120, 60 }, { 300, 200 } };
+    for (size_t k = 0; k < sizeof px / sizeof px[0]; k++)
+        for (int v = 0; v < HS_VIEW_COUNT; v++) {
+            pixcanvas p;
+            CHECK(pix_open(&p, px[k][0], px[k][1], 0) == 0, "canvas");
+            hs_view_draw(p.c, (hs_view_kind)v, &S.in);
+            hs_help_overlay_draw(p.c);
+            pix_close(&p);
+        }
+#endif
+    synth_free(&S);
+}

@@ -8,7 +8,8 @@
 
 const hs_key_help hs_key_map[] = {
     { "1-6 Tab", "switch view: heads head tidal needle ppl model" },
-    { "arrows", "select a head / a needle cell" },
+    { "arrows", "select a head / needle cell; pan when zoomed" },
+    { "PgUp PgDn", "previous / next needle task (head: layer)" },
     { "Enter", "run the view's job (probe, needle sweep, perplexity)" },
     { "Esc", "cancel the running job, close help" },
     { "w", "SWLA off / exact / overlap" },
@@ -28,6 +29,7 @@ const hs_key_help hs_key_map[] = {
     { "0", "reset zoom" },
     { "l", "colour bar linear / log" },
     { "p", "pin the perplexity curve" },
+    { "P", "clear the pinned curves" },
     { "T", "light / dark theme" },
     { "s", "save the view as an image" },
     { "? F1", "this help" },

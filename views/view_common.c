@@ -42,6 +42,10 @@ int hs_vc_small(hs_canvas *c) {
     return c->is_text ? (c->width < 100 || c->height < 30) : (c->width < 800 || c->height < 500);
 }
 
+int hs_vc_ascii(hs_canvas *c) {
+    return c->is_text && c->text_width(c, "\xe2\x80\xa6", 1) > 1;
+}
+
 const char *hs_vc_branch_label(hs_mixer_type t) {
     static const char *const l[] = { "NoPE", "RoPE", "SWA", "GLA", "GDN" };
     return (int)t >= 0 && t < HS_MIXER_TYPES ? l[t] : "?";

@@ -23,6 +23,10 @@ double hs_vc_line(hs_canvas *c);        /* line height */
 double hs_vc_pad(hs_canvas *c);         /* a small gap */
 int hs_vc_small(hs_canvas *c);          /* 1 when the canvas is cramped (80x24, 640x400) */
 
+/* 1 on an ASCII-only text canvas. The canvas interface has no charset field; the text
+ * painter transliterates an ellipsis to two dots in ASCII mode, which is what this asks. */
+int hs_vc_ascii(hs_canvas *c);
+
 /* Branch label "NoPE" ... (does not depend on the engine's tables). */
 const char *hs_vc_branch_label(hs_mixer_type t);
 

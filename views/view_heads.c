@@ -18,6 +18,7 @@ typedef struct {
     double map_w, map_h, tag_h;
     double label_w;
     double legend_y;
+    int tags;                    /* branch/entropy/hit tags under the maps */
 } heads_layout;
 
 static int head_layer(const hs_view_input *in, int i) {
@@ -60,7 +61,13 @@ static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, doubl
     double avail_w = c->width - L->label_w - (c->is_text ? 0 : pad * 2);
     double avail_h = c->height - top - legend_h - (c->is_text ? 0 : pad);
     L->tag_h = c->is_text ? 1 : fs * 0.85 * 2.3;
-    double min_w = c->is_text ? 5 : fs * 2.6, min_h = c->is_text ? 3 : L->tag_h + fs * 2;
+    /* pixel canvases: when tags would leave the maps tiny, drop them (hover shows the values;
+     * the colour band keeps the branch type) */
+    if (!c->is_text && (avail_h / (L->n_layers > 0 ? L->n_layers : 1) - L->tag_h < fs * 3 ||
+                        avail_w / (L->max_cols > 0 ? L->max_cols : 1) < fs * 4.5))
+        L->tag_h = 0;
+    L->tags = c->is_text || L->tag_h > 0;
+    double min_w = c->is_text ? 5 : fs * 2.2, min_h = c->is_text ? 3 : L->tag_h + fs * 2.2;
     L->cols = L->max_cols;
     L->rows = L->n_layers;
     if (L->cols * min_w > avail_w) L->cols = (int)(avail_w / min_w);
@@ -88,7 +95,7 @@ static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, doubl
         L->map_w = L->cw - 1;
         if (L->map_w > L->map_h * 2 + 2) L->map_w = L->map_h * 2 + 2;  /* cells are ~2:1 */
     } else {
-        double gap = fmax(3, fs * 0.5);
+        double gap = L->tags ? fmax(3, fs * 0.5) : fmax(3, fs * 0.35);
         double side = fmin(L->cw - gap, L->ch - L->tag_h - gap);
         if (side > fs * 20) side = fs * 20;
         L->map_w = L->map_h = side;
@@ -135,8 +142,13 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
         int l = L.row0 + r;
         int hh = in->cfg && l < in->cfg->num_layers ? in->cfg->layers[l].n_mixers == 2 : 0;
         double cy = L.y0 + r * L.ch + (c->is_text ? 0.5 : L.map_h / 2);
-        snprintf(buf, sizeof buf, "L%d", l);
         double lx = c->is_text ? 0 : L.x0 - L.label_w;
+        if (!c->is_text && L.ch < fs * 2.6) {          /* short rows: one line "L18 HH" */
+            snprintf(buf, sizeof buf, "L%d%s", l, in->cfg ? (hh ? " HH" : " LH") : "");
+            c->text(c, lx, cy, buf, fs * 0.8, fg, HS_ALIGN_LEFT, 0);
+            continue;
+        }
+        snprintf(buf, sizeof buf, "L%d", l);
         c->text(c, lx, cy, buf, fs, fg, HS_ALIGN_LEFT, 1);
         if (in->cfg) {
             c->text(c, lx, cy + (c->is_text ? 1 : fs * 1.2),
@@ -164,6 +176,7 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
         /* tag: branch label, then entropy / hit rate */
         const hs_head_stat *st = in->probe && i < in->probe->n_heads ? &in->probe->heads[i] : NULL;
         const char *lab = hs_vc_branch_label(t);
+        if (!L.tags) continue;
         double ty = my + L.map_h + (c->is_text ? 0.5 : fs * 0.85 * 0.65);
         double avail = L.map_w + (c->is_text ? 1 : 0);
         if (c->is_text) {
@@ -204,7 +217,10 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
         snprintf(part, sizeof part, "layers %d-%d of %d, heads %d-%d of %d  ", L.row0,
                  L.row0 + L.rows - 1, L.n_layers, L.col0, L.col0 + L.cols - 1, L.max_cols);
     const char *pooled = in->maps && in->n_maps > 0 && in->maps[0].agg == HS_POOL_MAX ? "max" : "mean";
-    if (c->is_text)
+    if (!L.tags)
+        snprintf(foot, sizeof foot, "%sband = branch type; hover a map for entropy and hit rate; %s-pooled",
+                 part, pooled);
+    else if (c->is_text)
         snprintf(foot, sizeof foot, "%sentropy hit  %s-pooled", part, pooled);
     else
         snprintf(foot, sizeof foot, "%sH = normalised entropy, hit = top-%d hit rate; %s-pooled, each map on its own scale",

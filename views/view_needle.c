@@ -134,7 +134,8 @@ void hs_view_needle_draw(hs_canvas *c, const hs_view_input *in) {
         /* depth labels on the first grid, length labels under each */
         if (k == 0) {
             int every = 1;
-            while (r->n_depths / every * (c->is_text ? 1 : fs * 1.1) > L.gh + 1e-9) every++;
+            while (every < r->n_depths && r->n_depths / every * (c->is_text ? 1 : fs * 1.1) > L.gh + 1e-9)
+                every++;
             for (int d = 0; d < r->n_depths; d += every) {
                 snprintf(buf, sizeof buf, "%.0f%%", r->depths[d]);
                 double cy = L.gy + (d + 0.5) * L.ch;

@@ -130,7 +130,7 @@ void hs_view_tidal_draw(hs_canvas *c, const hs_view_input *in) {
             it[n++] = (hs_legend_item){ hs_vc_branch_label((hs_mixer_type)t),
                                         hs_branch_color((hs_mixer_type)t, dark), 2, HS_MARK_CIRCLE, 0 };
     /* marker shapes exist on pixel canvases and in ASCII (letters); braille dots have none */
-    int shapes = !c->is_text || c->text_width(c, "\xe2\x80\xa6", 1) > 1;
+    int shapes = !c->is_text || hs_vc_ascii(c);
     if (shapes)
         for (int b = 0; b < 4; b++)
             if (bins[b])
@@ -153,6 +153,10 @@ void hs_view_tidal_draw(hs_canvas *c, const hs_view_input *in) {
             if (x < L.x) break;
             c->fill_rect(c, x, L.y, 1, 1, it[i].color);
             c->text(c, x + 1, L.y + 0.5, it[i].label, 1, hs_theme_fg(dark), HS_ALIGN_LEFT, 0);
+        }
+        if (hs_vc_ascii(c)) {                          /* what the marker letters mean */
+            const char *key = "retrieval o:0 s:<=.1 a:<=.5 d:>.5";
+            c->text(c, L.x + L.w, L.y + 1.5, key, 1, hs_vc_muted(dark), HS_ALIGN_RIGHT, 0);
         }
     } else {
         double px[512], py[512], lw, lh, lx, ly;

@@ -18,7 +18,16 @@ int hs_view_parse(const char *s) {
     return -1;
 }
 
+/* Below this a view has no room for its axes; it says so instead of drawing. */
+static int too_small(hs_canvas *c) {
+    return c->is_text ? (c->width < 20 || c->height < 6) : (c->width < 120 || c->height < 80);
+}
+
 void hs_view_draw(hs_canvas *c, hs_view_kind v, const hs_view_input *in) {
+    if (too_small(c)) {
+        hs_vc_placeholder(c, 0, 0, c->width, c->height, "too small");
+        return;
+    }
     switch (v) {
     case HS_VIEW_HEADS: hs_view_heads_draw(c, in); break;
     case HS_VIEW_HEAD: hs_view_head_draw(c, in); break;
@@ -35,6 +44,7 @@ int hs_view_hit_test(hs_view_hit *out, hs_canvas *c, hs_view_kind v, const hs_vi
     memset(out, 0, sizeof *out);
     out->what = HS_HIT_NONE;
     out->head = out->t = out->s = out->task = out->length = out->depth = -1;
+    if (too_small(c)) return HS_HIT_NONE;
     switch (v) {
     case HS_VIEW_HEADS: return hs_view_heads_hit(out, c, in, x, y);
     case HS_VIEW_HEAD: return hs_view_head_hit(out, c, in, x, y);
@@ -46,6 +56,7 @@ int hs_view_hit_test(hs_view_hit *out, hs_canvas *c, hs_view_kind v, const hs_vi
 
 int hs_view_head_map_rect(hs_canvas *c, const hs_view_input *in, double *x, double *y,
                           double *w, double *h) {
+    if (too_small(c)) return 0;
     return hs_view_head_rect(c, in, x, y, w, h);
 }
 
