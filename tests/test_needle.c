@@ -319,3 +319,69 @@ TEST(needle_sweep_fills_grid_and_cancels) {
     CHECK(full, "sweep grid wrong (rc %d, %d calls, bad %d): %.300s", rc, p.calls, p.bad, msg);
     CHECK(rc2 == HS_CANCELLED && done == 3 && q.calls == 3, "cancel: rc %d, %d done", rc2, done);
 }
+
+/* An oracle "model" for the full-forward path: it reads the needle's value out of the prompt
+ * and answers " VALUE." one token at a time, or a wrong value when the needle sits in the
+ * second half of the prompt. So scoring and per-cell counting are checked with answers that
+ * are right in some cells and wrong in others. */
+static int oracle_forward(void *ctx, const int32_t *tokens, int T, const hs_forward_opts *opts,
+                          char *err, size_t errlen) {
+    (void)ctx; (void)err; (void)errlen;
+    static const char end_mark[] = "mentioned in the provided text is";
+    int ml = (int)strlen(end_mark), prompt_end = -1, value_at = -1;
+    for (int t = ml; t <= T; t++) {
+        int k = 0;
+        while (k < ml && tokens[t - ml + k] == (unsigned char)end_mark[k]) k++;
+        if (k == ml) prompt_end = t;
+    }
+    for (int t = 0; t + 4 < T && value_at < 0; t++)
+        if (tokens[t] == ' ' && tokens[t + 1] == 'i' && tokens[t + 2] == 's' &&
+            tokens[t + 3] == ':' && tokens[t + 4] == ' ')
+            value_at = t + 5;
+    char answer[80];
+    int n = 0;
+    answer[n++] = ' ';
+    for (int t = value_at; t >= 0 && t < T && tokens[t] != '.' && n < 70; t++)
+        answer[n++] = (char)tokens[t];
+    answer[n++] = '.';
+    if (value_at > prompt_end / 2) answer[1] = answer[1] == '9' ? '8' : '9';   /* wrong */
+    int i = T - prompt_end;
+    int next = i < n ? (unsigned char)answer[i] : 257;
+    for (int v = 0; v < 258; v++) opts->logits[v] = v == next ? 1.0f : 0.0f;
+    return 0;
+}
+
+TEST(needle_sweep_counts_right_and_wrong_answers) {
+    hs_assets a;
+    char msg[512];
+    if (load_assets(&a, msg, sizeof msg)) CHECK(0, "%.300s", msg);
+    hs_model *m = calloc(1, sizeof *m);      /* only the config is read on this path */
+    CHECK(m, "alloc");
+    m->cfg.vocab_size = 258; m->cfg.bos_id = 256; m->cfg.eos_id = 257;
+    hs_needle_task tasks[] = {HS_SK2, HS_SK3};
+    int lengths[] = {500, 900};
+    double depths[] = {0, 100};
+    hs_niah_result r;
+    int rc = hs_niah_result_init(&r, tasks, 2, lengths, 2, depths, 2, 3, msg, sizeof msg);
+    if (!rc) rc = hs_niah_sweep(&r, m, NULL, &a, 4, NULL, oracle_forward, NULL, NULL, NULL, msg, sizeof msg);
+    int ok = rc == 0;
+    for (int i = 0; i < 2 && ok; i++)
+        for (int j = 0; j < 2 && ok; j++)
+            for (int d = 0; d < 2 && ok; d++) {
+                int c = hs_niah_cell(&r, i, j, d);
+                int want = d == 0 ? 3 : 0;
+                char expect[80];
+                snprintf(expect, sizeof expect, " %s.", r.shown[c].value);
+                ok = r.done[c] == 3 && r.correct[c] == want &&
+                     r.shown_outcome[c].correct == (d == 0) &&
+                     (d != 0 || !strcmp(r.shown_outcome[c].answer, expect)) &&
+                     fabs(hs_niah_cell_accuracy(&r, i, j, d) - want / 3.0) < 1e-12;
+            }
+    ok = ok && fabs(hs_niah_length_accuracy(&r, 0) - 0.5) < 1e-12 &&
+         fabs(hs_niah_task_accuracy(&r, 1) - 0.5) < 1e-12 &&
+         fabs(hs_niah_task_length_accuracy(&r, 1, 1) - 0.5) < 1e-12;
+    hs_niah_result_free(&r);
+    free(m);
+    hs_assets_free(&a);
+    CHECK(ok, "oracle answers counted wrong (rc %d: %.300s)", rc, msg);
+}
