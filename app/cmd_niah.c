@@ -180,7 +180,7 @@ static int show(const hs_assets *a, hs_needle_task task, int length, double dept
 
 typedef struct {
     hs_progress bar;
-    double total_weight, done_weight;
+    double total_weight, done_weight, current_weight;
     double seconds[MAX_LENGTHS];
     int count[MAX_LENGTHS];
 } sweep_state;
@@ -188,12 +188,23 @@ typedef struct {
 static int on_sample(void *ctx, const hs_niah_result *r, int task_i, int length_i, int depth_i,
                      int sample, const hs_needle_sample *s, const hs_needle_outcome *o,
                      double seconds) {
-    (void)task_i; (void)depth_i; (void)sample; (void)s; (void)o;
+    (void)task_i; (void)sample; (void)s; (void)o;
     sweep_state *st = ctx;
     st->seconds[length_i] += seconds;
     st->count[length_i]++;
     st->done_weight += r->lengths[length_i];
     hs_progress_update(&st->bar, st->done_weight / st->total_weight);
+    /* The next sample's length, for the within-sample progress below; hs_niah_sweep runs
+     * depth innermost, then length, then task, then sample. */
+    int next = depth_i + 1 < r->n_depths ? length_i : length_i + 1 < r->n_lengths ? length_i + 1 : 0;
+    st->current_weight = r->lengths[next];
+    return 0;
+}
+
+/* Progress inside one sample's prefill (long prompts take seconds each). */
+static int on_prefill(void *ctx, double fraction) {
+    sweep_state *st = ctx;
+    hs_progress_update(&st->bar, (st->done_weight + fraction * st->current_weight) / st->total_weight);
     return 0;
 }
 
@@ -394,7 +405,12 @@ static int cmd_niah(int argc, char **argv) {
     for (int j = 0; j < n_lengths; j++) st->total_weight += (double)lengths[j];
     st->total_weight *= (double)samples * n_tasks * n_depths;
     hs_progress_begin(&st->bar, "niah");
-    int rc = hs_niah_sweep(&r, m, &knobs, &assets, seed, NULL,
+    st->current_weight = lengths[0];
+    hs_forward_opts opts;
+    memset(&opts, 0, sizeof opts);
+    opts.progress = on_prefill;
+    opts.progress_ctx = st;
+    int rc = hs_niah_sweep(&r, m, &knobs, &assets, seed, &opts,
                            dev.device == HS_DEVICE_CUDA ? hs_device_forward_run : NULL, &dev,
                            on_sample, st, err, sizeof err);
     hs_progress_done(&st->bar);

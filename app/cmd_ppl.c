@@ -37,11 +37,19 @@ static void help(void) {
            "%s", hs_knobs_help);
 }
 
-typedef struct { hs_progress bar; } run_state;
+typedef struct { hs_progress bar; int done, total; } run_state;
 
 static int on_doc(void *ctx, int done, int total) {
     run_state *st = ctx;
+    st->done = done;
     hs_progress_update(&st->bar, (double)done / total);
+    return 0;
+}
+
+/* Progress inside one document's forward (a 64K document takes a while). */
+static int on_forward(void *ctx, double fraction) {
+    run_state *st = ctx;
+    hs_progress_update(&st->bar, (st->done + fraction) / st->total);
     return 0;
 }
 
@@ -138,9 +146,13 @@ static int cmd_ppl(int argc, char **argv) {
     if (hs_ppl_result_init(&r, length, n_buckets, spacing, err, sizeof err)) hs_cli_fail(CMD, "%s", err);
     hs_device_forward dev;
     if (hs_device_forward_open(&dev, device, m, &knobs, err, sizeof err) < 0) hs_cli_die(CMD, "%s", err);
-    run_state st;
+    run_state st = {.done = 0, .total = n_docs};
     hs_progress_begin(&st.bar, "ppl");
-    int rc = hs_ppl_run(&r, m, &knobs, doc_tokens, n_docs, NULL, hs_device_forward_run, &dev,
+    hs_forward_opts opts;
+    memset(&opts, 0, sizeof opts);
+    opts.progress = on_forward;
+    opts.progress_ctx = &st;
+    int rc = hs_ppl_run(&r, m, &knobs, doc_tokens, n_docs, &opts, hs_device_forward_run, &dev,
                         on_doc, &st, err, sizeof err);
     hs_progress_done(&st.bar);
     if (rc) hs_cli_fail(CMD, "%s", err);
