@@ -12,6 +12,9 @@
 
 /* ---- one head of one captured mixer, ready for row queries ---- */
 #define HS_ANALYSIS_MAX_DK 1024    /* head_k_dim the row sweeps support */
+/* Sweep values below this are flushed to 0: far below anything a normalised distribution can
+ * show, and it keeps the sweeps out of denormal arithmetic (tens of times slower). */
+#define HS_SWEEP_TINY 1e-250
 typedef struct {
     const hs_mixer_acts *acts;
     int head, kv_head;
@@ -21,7 +24,11 @@ typedef struct {
     int window;                /* softmax: 0 = full causal */
     hs_swla_mode swla;         /* gla/gdn */
     int swla_window, swla_stride;
-    double *decay;             /* gla: exp(gk) of this head [T, dk]; else NULL */
+    double *decay;             /* gla: exp(gk) of this head [T, dk]; gdn: alpha [T] */
+    /* Chunk data for hs_head_view_rows (hs_head_view_prepare): */
+    int prepared;
+    float *keys;               /* softmax: the kv head's keys; gla: K~; gdn: U  [T, dk] */
+    double *carry;             /* gla: chunk decay [chunks, dk]; gdn: chunk M [chunks, dk, dk] */
 } hs_head_view;
 
 /* Prepares head `head` of a captured mixer. -1 when out of memory or head out of range. */
@@ -38,6 +45,15 @@ int hs_head_view_start(const hs_head_view *v, int t);
  * so nothing overflows). gdn: r <- r A_s backward from t. Both normalised over [lo, t]
  * (all zero when the sum is 0). Cost O((t - lo + 1) * dk). */
 int hs_head_view_row(const hs_head_view *v, int t, double *dist);
+
+/* The fast path for many rows (analysis_rows.c): prepare once per head (O(T dk), gdn
+ * O(T dk^2)), then any rows in one call: dist of row r is out[r*ld + s] for s in
+ * [los[r], ts[r]] (los filled; other entries untouched). Same values as hs_head_view_row up
+ * to float GEMM rounding (~1e-6 relative). -1 when out of memory. Calls sgemm: inside an
+ * OpenMP team, hold OpenBLAS to one thread. */
+int hs_head_view_prepare(hs_head_view *v);
+int hs_head_view_rows(const hs_head_view *v, const int *ts, int n, double *out, size_t ld,
+                      int *los);
 
 /* ---- per-row statistics (spec section 7) ---- */
 /* -sum a ln a / ln(t+1) over dist[lo..t]; 0 for t = 0. */
@@ -131,9 +147,10 @@ int hs_map_opts_resolve(hs_map_opts *o, int T, char *err, size_t errlen);
 /* Rows per bin that will be used (0 = every row). */
 int hs_map_rows_per_bin(const hs_map_opts *o);
 
-/* From one head of a captured mixer (o already resolved). *rows_used: query rows computed.
+/* From one head of a captured mixer (o already resolved; v is prepared here when needed).
+ * *rows_used: query rows computed.
  * progress (may be NULL) gets the fraction of row bins done; nonzero cancels. */
-int hs_pooled_map_from_view(hs_pooled_map *out, const hs_head_view *v, const hs_map_opts *o,
+int hs_pooled_map_from_view(hs_pooled_map *out, hs_head_view *v, const hs_map_opts *o,
                             long long *rows_used, hs_progress_fn progress, void *pctx,
                             char *err, size_t errlen);
 

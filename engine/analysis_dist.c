@@ -51,7 +51,12 @@ int hs_head_view_init(hs_head_view *v, const hs_mixer_acts *a, int head) {
 
 void hs_head_view_free(hs_head_view *v) {
     free(v->decay);
+    free(v->keys);
+    free(v->carry);
     v->decay = NULL;
+    v->keys = NULL;
+    v->carry = NULL;
+    v->prepared = 0;
 }
 
 int hs_head_view_start(const hs_head_view *v, int t) {
@@ -102,7 +107,10 @@ static void gla_row(const hs_head_view *v, int t, int lo, double *dist) {
         double c = 0;
         for (int i = 0; i < dk; i++) c += r[i] * (double)k[i];
         dist[s] = fabs(c);
-        for (int i = 0; i < dk; i++) r[i] *= d[i];
+        for (int i = 0; i < dk; i++) {
+            double x = r[i] * d[i];
+            r[i] = fabs(x) < HS_SWEEP_TINY ? 0.0 : x;   /* no denormals: they are slow */
+        }
     }
 }
 
@@ -120,7 +128,10 @@ static void gdn_row(const hs_head_view *v, int t, int lo, double *dist) {
         for (int i = 0; i < dk; i++) dot += r[i] * (double)k[i];
         dist[s] = fabs(beta * dot);
         double bd = beta * dot;
-        for (int i = 0; i < dk; i++) r[i] = alpha * (r[i] - bd * (double)k[i]);
+        for (int i = 0; i < dk; i++) {
+            double x = alpha * (r[i] - bd * (double)k[i]);
+            r[i] = fabs(x) < HS_SWEEP_TINY ? 0.0 : x;
+        }
     }
 }
 

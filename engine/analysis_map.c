@@ -7,6 +7,7 @@
  * R evenly spaced rows of each row bin, always including the bin's last row, so a cell that
  * has any causal entry has one among the sampled rows and NaN cells stay exact. */
 #include "analysis_api.h"
+#include "kernels/cpu/blas_threads.h"
 
 #include <math.h>
 #include <omp.h>
@@ -19,6 +20,9 @@ void hs_pooled_map_free(hs_pooled_map *p) {
     free(p->cells);
     p->cells = NULL;
 }
+
+/* Query rows per hs_head_view_rows call (a MAP_BLOCK x T buffer of doubles per thread). */
+#define MAP_BLOCK 64
 
 static int bin_edge(int start, int n, int bins, int i) {
     return start + (int)((long long)i * n / bins);
@@ -66,7 +70,37 @@ int hs_map_rows_per_bin(const hs_map_opts *o) {
     return R >= per_bin ? 0 : R;
 }
 
-int hs_pooled_map_from_view(hs_pooled_map *out, const hs_head_view *v, const hs_map_opts *o,
+/* Rows computed for row bin i (R = rows per bin, 0 = every row) and the r-th of them: R
+ * evenly spaced rows always include the bin's last row. */
+static int bin_rows(const hs_map_opts *o, int R, int i) {
+    int nt = o->t1 - o->t0;
+    return R > 0 ? R : bin_edge(o->t0, nt, o->bins_t, i + 1) - bin_edge(o->t0, nt, o->bins_t, i);
+}
+
+static int bin_row(const hs_map_opts *o, int R, int i, int r) {
+    int nt = o->t1 - o->t0;
+    int a = bin_edge(o->t0, nt, o->bins_t, i), b = bin_edge(o->t0, nt, o->bins_t, i + 1);
+    return R > 0 ? a + (int)((long long)(r + 1) * (b - a) / R) - 1 : a + r;
+}
+
+/* Folds query row t's a~ (row[lo..t], zero before lo) into one row of cells. */
+static void fold_row(double *sum, double *mx, long long *cnt, const double *row, int lo, int t,
+                     const int *cs, int Bs) {
+    for (int j = 0; j < Bs; j++) {
+        int s_lo = cs[j], s_hi = cs[j + 1] < t + 1 ? cs[j + 1] : t + 1;
+        if (s_lo >= s_hi) break;
+        double acc = 0, m = mx[j];
+        for (int s = s_lo > lo ? s_lo : lo; s < s_hi; s++) {
+            acc += row[s];
+            if (row[s] > m) m = row[s];
+        }
+        sum[j] += acc;
+        mx[j] = m;
+        cnt[j] += s_hi - s_lo;
+    }
+}
+
+int hs_pooled_map_from_view(hs_pooled_map *out, hs_head_view *v, const hs_map_opts *o,
                             long long *rows_used, hs_progress_fn progress, void *pctx,
                             char *err, size_t errlen) {
     int Bt = o->bins_t, Bs = o->bins_s, T = v->T;
@@ -81,61 +115,92 @@ int hs_pooled_map_from_view(hs_pooled_map *out, const hs_head_view *v, const hs_
         return -1;
     }
     for (int j = 0; j <= Bs; j++) cs[j] = bin_edge(o->s0, ns, Bs, j);
+    /* Tasks: runs of consecutive row bins holding at most MAP_BLOCK rows together (a bin with
+     * more rows is a task of its own), so each row GEMM sees many rows. */
+    int *task = malloc(sizeof(int) * (size_t)(Bt + 1)), n_tasks = 0;
+    if (!task) {
+        free(out->cells); free(cs); out->cells = NULL;
+        snprintf(err, errlen, "map: out of memory");
+        return -1;
+    }
+    for (int i = 0; i < Bt;) {
+        int rows = 0;
+        task[n_tasks++] = i;
+        do {
+            rows += bin_rows(o, R, i);
+            i++;
+        } while (i < Bt && rows + bin_rows(o, R, i) <= MAP_BLOCK);
+    }
+    task[n_tasks] = Bt;
     long long used = 0;
-    int failed = 0, cancelled = 0, done_bins = 0;
-#pragma omp parallel reduction(+ : used) if ((long long)nt * (o->s1 > o->t1 ? o->s1 : o->t1) * v->dk > (1 << 20))
+    int failed = hs_head_view_prepare(v) != 0, cancelled = 0, done_bins = 0;
+    int blas = hs_blas_serial_begin();
+#pragma omp parallel reduction(+ : used) if (!failed && (long long)nt * (o->s1 > o->t1 ? o->s1 : o->t1) * v->dk > (1 << 20))
     {
-        double *dist = malloc(sizeof(double) * (size_t)T);
-        double *sum = malloc(sizeof(double) * (size_t)Bs);
-        double *mx = malloc(sizeof(double) * (size_t)Bs);
-        long long *cnt = malloc(sizeof(long long) * (size_t)Bs);
-        if (!dist || !sum || !mx || !cnt) {
+        double *dist = malloc(sizeof(double) * (size_t)MAP_BLOCK * T);
+        int *ts = malloc(sizeof(int) * MAP_BLOCK), *tb = malloc(sizeof(int) * MAP_BLOCK);
+        int *los = malloc(sizeof(int) * MAP_BLOCK);
+        double *sum = malloc(sizeof(double) * (size_t)MAP_BLOCK * Bs);
+        double *mx = malloc(sizeof(double) * (size_t)MAP_BLOCK * Bs);
+        long long *cnt = malloc(sizeof(long long) * (size_t)MAP_BLOCK * Bs);
+        int ok = dist && ts && tb && los && sum && mx && cnt;
+        if (!ok) {
 #pragma omp atomic write
             failed = 1;
         }
 #pragma omp for schedule(dynamic, 1)
-        for (int i = 0; i < Bt; i++) {
-            int stop;
+        for (int k = 0; k < n_tasks; k++) {
+            int stop_c, stop_f;
 #pragma omp atomic read
-            stop = cancelled;
-            if (!dist || !sum || !mx || !cnt || stop) continue;
-            int a = bin_edge(o->t0, nt, Bt, i), b = bin_edge(o->t0, nt, Bt, i + 1);
-            int n_rows = R > 0 ? R : b - a;
-            for (int j = 0; j < Bs; j++) { sum[j] = 0; mx[j] = 0; cnt[j] = 0; }
-            for (int r = 0; r < n_rows; r++) {
-                int t = R > 0 ? a + (int)((long long)(r + 1) * (b - a) / R) - 1 : a + r;
-                if (cs[0] > t) continue;   /* no causal entry in this row */
-                int lo = hs_head_view_row(v, t, dist);
-                used++;
-                for (int j = 0; j < Bs; j++) {
-                    int s_lo = cs[j], s_hi = cs[j + 1] < t + 1 ? cs[j + 1] : t + 1;
-                    if (s_lo >= s_hi) break;
-                    double acc = 0, m = mx[j];
-                    for (int s = s_lo > lo ? s_lo : lo; s < s_hi; s++) {
-                        acc += dist[s];
-                        if (dist[s] > m) m = dist[s];
+            stop_c = cancelled;
+#pragma omp atomic read
+            stop_f = failed;
+            if (!ok || stop_c || stop_f) continue;
+            int b0 = task[k], b1 = task[k + 1];
+            for (size_t j = 0; j < (size_t)(b1 - b0) * Bs; j++) { sum[j] = 0; mx[j] = 0; cnt[j] = 0; }
+            int n = 0;
+            for (int i = b0; i < b1; i++) {
+                int nr = bin_rows(o, R, i);
+                for (int r = 0; r < nr; r++) {
+                    int t = bin_row(o, R, i, r);
+                    if (t >= cs[0]) { ts[n] = t; tb[n] = i - b0; n++; }
+                    int last = i == b1 - 1 && r == nr - 1;
+                    if (n == 0 || (n < MAP_BLOCK && !last)) continue;
+                    /* a full block of rows (or the task's last): compute and fold in */
+                    if (hs_head_view_rows(v, ts, n, dist, (size_t)T, los)) {
+#pragma omp atomic write
+                        failed = 1;
+                        n = 0;
+                        break;
                     }
-                    sum[j] += acc;
-                    mx[j] = m;
-                    cnt[j] += s_hi - s_lo;
+                    used += n;
+                    for (int q = 0; q < n; q++)
+                        fold_row(sum + (size_t)tb[q] * Bs, mx + (size_t)tb[q] * Bs,
+                                 cnt + (size_t)tb[q] * Bs, dist + (size_t)q * T, los[q], ts[q], cs, Bs);
+                    n = 0;
                 }
             }
-            float *row = out->cells + (size_t)i * Bs;
-            for (int j = 0; j < Bs; j++)
-                row[j] = cnt[j] == 0 ? NAN
-                         : (float)(o->agg == HS_POOL_MAX ? mx[j] : sum[j] / (double)cnt[j]);
+            for (int i = b0; i < b1; i++) {
+                float *cells = out->cells + (size_t)i * Bs;
+                size_t at = (size_t)(i - b0) * Bs;
+                for (int j = 0; j < Bs; j++)
+                    cells[j] = cnt[at + j] == 0 ? NAN
+                               : (float)(o->agg == HS_POOL_MAX ? mx[at + j] : sum[at + j] / (double)cnt[at + j]);
+            }
             if (progress) {
                 int d;
 #pragma omp atomic capture
-                d = ++done_bins;
+                d = done_bins += b1 - b0;
                 if (omp_get_thread_num() == 0 && progress(pctx, (double)d / Bt)) {
 #pragma omp atomic write
                     cancelled = 1;
                 }
             }
         }
-        free(dist); free(sum); free(mx); free(cnt);
+        free(dist); free(ts); free(tb); free(los); free(sum); free(mx); free(cnt);
     }
+    free(task);
+    hs_blas_serial_end(blas);
     free(cs);
     if (failed || cancelled) {
         free(out->cells);

@@ -1,9 +1,13 @@
 /* Probe statistics (model-spec section 7) gathered inside the forward's capture hook, so one
  * forward analyses every head of every layer without keeping any layer's activations. */
 #include "analysis_api.h"
+#include "kernels/cpu/blas_threads.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Probe rows per hs_head_view_rows call (its buffer is PROBE_BLOCK x T doubles). */
+#define PROBE_BLOCK 32
 
 /* Work per probe row is O(T * dk); small probes run on one thread (threads cost more). */
 static int v_dk(const hs_mixer_acts *a) { return a->mc->head_k_dim; }
@@ -28,27 +32,48 @@ void hs_probe_stats_capture(void *ctx, const hs_mixer_acts *a) {
     int failed = !views || !ent || !hit;
     for (int h = 0; h < H && !failed; h++)
         if (hs_head_view_init(&views[h], a, h)) failed = 1;
+    int blas = hs_blas_serial_begin();
     if (!failed) {
-        int items = H * rows;
+#pragma omp parallel for schedule(dynamic, 1) if (H > 1 && (long long)T * v_dk(a) > (1 << 16))
+        for (int h = 0; h < H; h++)
+            if (hs_head_view_prepare(&views[h])) {
+#pragma omp atomic write
+                failed = 1;
+            }
+    }
+    if (!failed) {
+        int blocks = (rows + PROBE_BLOCK - 1) / PROBE_BLOCK, items = H * blocks;
 #pragma omp parallel if ((long long)items * T * v_dk(a) > (1 << 18))
         {
-            double *buf = malloc(sizeof(double) * (size_t)T);
-            if (!buf) {
+            double *buf = malloc(sizeof(double) * (size_t)PROBE_BLOCK * T);
+            int *los = malloc(sizeof(int) * PROBE_BLOCK);
+            if (!buf || !los) {
 #pragma omp atomic write
                 failed = 1;
             }
 #pragma omp for schedule(dynamic, 1)
             for (int it = 0; it < items; it++) {
-                if (!buf) continue;
-                int h = it / rows, r = it % rows;
-                int t = ps->probe_pos[r];
-                int lo = hs_head_view_row(&views[h], t, buf);
-                ent[it] = hs_dist_entropy(buf, lo, t);
-                hit[it] = hs_dist_topk_hit(buf, lo, t, ps->span_start, ps->span_end, ps->topk);
+                if (!buf || !los) continue;
+                int h = it / blocks, r0 = (it % blocks) * PROBE_BLOCK;
+                int n = rows - r0 < PROBE_BLOCK ? rows - r0 : PROBE_BLOCK;
+                const int *ts = ps->probe_pos + r0;
+                if (hs_head_view_rows(&views[h], ts, n, buf, (size_t)T, los)) {
+#pragma omp atomic write
+                    failed = 1;
+                    continue;
+                }
+                for (int r = 0; r < n; r++) {
+                    const double *row = buf + (size_t)r * T;
+                    ent[h * rows + r0 + r] = hs_dist_entropy(row, los[r], ts[r]);
+                    hit[h * rows + r0 + r] = hs_dist_topk_hit(row, los[r], ts[r], ps->span_start,
+                                                              ps->span_end, ps->topk);
+                }
             }
             free(buf);
+            free(los);
         }
     }
+    hs_blas_serial_end(blas);
     if (!failed) {
         for (int h = 0; h < H; h++) {
             double se = 0, sh = 0;

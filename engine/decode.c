@@ -31,9 +31,11 @@ typedef struct {
     /* gla / gdn */
     double *state;             /* [H, dk, dv] when SWLA is off */
     int hcap;                  /* history ring slots (0 = none) */
-    float *hk, *hv;            /* [hcap, H*dk], [hcap, H*dv] */
-    double *hdecay;            /* gla: exp(gk) [hcap, H*dk]; gdn: alpha [hcap, H] */
-    float *hbeta;              /* gdn: [hcap, H] */
+    /* history rings, head-major (a head's sweep reads contiguous memory): */
+    float *hk, *hv;            /* [H, hcap, dk], [H, hcap, dv] */
+    float *hdec;               /* gla: exp(gk) [H, hcap, dk] */
+    double *halpha;            /* gdn: alpha [H, hcap] */
+    float *hbeta;              /* gdn: [H, hcap] */
     /* short conv: the last K-1 pre-conv projections, oldest first */
     int K;
     float *cq, *ck, *cv;       /* [K-1, H*dk], [K-1, H*dk], [K-1, H*dv] */
@@ -51,6 +53,7 @@ struct hs_decoder {
     float *beta, *log_alpha;
     double *c;                 /* [max_tokens] value-path weights */
     double *ks;                /* [widest dv] k S of a gdn step */
+    double *cbuf;              /* [most heads, max_tokens] per-head a~ of a step */
     float *dist;               /* [max_tokens] a~ handed to head_fn */
     void *allocs[64];
     int n_allocs;
@@ -73,8 +76,26 @@ static int max_i(int a, int b) { return a > b ? a : b; }
 
 static void free_mixer(dec_mixer *dm) {
     free(dm->kc); free(dm->vc); free(dm->state); free(dm->hk); free(dm->hv);
-    free(dm->hdecay); free(dm->hbeta); free(dm->cq); free(dm->ck); free(dm->cv);
+    free(dm->hdec); free(dm->halpha); free(dm->hbeta); free(dm->cq); free(dm->ck); free(dm->cv);
     memset(dm, 0, sizeof *dm);
+}
+
+/* Stores position s's k, v and gates (rows [H*dk], [H*dv]; gk [H*dk] or beta/log_alpha [H])
+ * in history slot s % hcap. */
+static void hist_put(dec_mixer *dm, int s, const float *k, const float *v, const float *gk,
+                     const float *beta, const float *log_alpha) {
+    size_t slot = (size_t)(s % dm->hcap), H = (size_t)dm->H, dk = (size_t)dm->dk, dv = (size_t)dm->dv;
+    for (size_t h = 0; h < H; h++) {
+        size_t row = h * (size_t)dm->hcap + slot;
+        memcpy(dm->hk + row * dk, k + h * dk, dk * sizeof(float));
+        memcpy(dm->hv + row * dv, v + h * dv, dv * sizeof(float));
+        if (gk) {
+            for (size_t i = 0; i < dk; i++) dm->hdec[row * dk + i] = (float)exp((double)gk[h * dk + i]);
+        } else {
+            dm->halpha[row] = exp((double)log_alpha[h]);
+            dm->hbeta[row] = beta[h];
+        }
+    }
 }
 
 void hs_decoder_free(hs_decoder *d) {
@@ -110,13 +131,14 @@ static int setup_mixer(hs_decoder *d, dec_mixer *dm, const hs_mixer_config *mc,
         dm->hk = mix_alloc((size_t)dm->hcap * H * dk, sizeof(float));
         dm->hv = mix_alloc((size_t)dm->hcap * H * dv, sizeof(float));
         if (mc->type == HS_GLA) {
-            dm->hdecay = mix_alloc((size_t)dm->hcap * H * dk, sizeof(double));
+            dm->hdec = mix_alloc((size_t)dm->hcap * H * dk, sizeof(float));
+            if (!dm->hdec) return -1;
         } else {
-            dm->hdecay = mix_alloc((size_t)dm->hcap * H, sizeof(double));
+            dm->halpha = mix_alloc((size_t)dm->hcap * H, sizeof(double));
             dm->hbeta = mix_alloc((size_t)dm->hcap * H, sizeof(float));
-            if (!dm->hbeta) return -1;
+            if (!dm->halpha || !dm->hbeta) return -1;
         }
-        if (!dm->hk || !dm->hv || !dm->hdecay) return -1;
+        if (!dm->hk || !dm->hv) return -1;
     }
     if (mc->use_short_conv && mc->conv_size >= 1) {
         dm->K = mc->conv_size;
@@ -161,9 +183,10 @@ static hs_decoder *decoder_new(const hs_model *m, const hs_knobs *k, int max_tok
     d->beta = dalloc(d, (size_t)wide_k * 4); d->log_alpha = dalloc(d, (size_t)wide_k * 4);
     d->c = dalloc(d, (size_t)max_tokens * sizeof(double));
     d->ks = dalloc(d, (size_t)wide * sizeof(double));
+    d->cbuf = dalloc(d, (size_t)wide_k * max_tokens * sizeof(double));
     d->dist = dalloc(d, (size_t)max_tokens * sizeof(float));
     int ok = d->x && d->h && d->y && d->ffn_a && d->ffn_b && d->q && d->k && d->v && d->g &&
-             d->o && d->gk && d->lowrank && d->beta && d->log_alpha && d->c && d->ks && d->dist;
+             d->o && d->gk && d->lowrank && d->beta && d->log_alpha && d->c && d->ks && d->cbuf && d->dist;
     for (int l = 0; ok && l < c->num_layers; l++)
         for (int i = 0; ok && i < c->layers[l].n_mixers; i++)
             if (setup_mixer(d, &d->mix[l][i], &c->layers[l].mixers[i], &m->layers[l].mix[i])) ok = 0;
@@ -214,6 +237,7 @@ static int gla_state_from_acts(double *S, const hs_mixer_acts *a, int head, int 
         for (int i = 0; i < dk; i++) {
             kt[(size_t)i * T + s] = (float)(w[i] * k[i]);
             w[i] *= exp((double)g[i]);
+            if (w[i] < HS_SWEEP_TINY) w[i] = 0;
         }
         for (int j = 0; j < dv; j++) vt[(size_t)j * T + s] = v[j];
     }
@@ -264,20 +288,11 @@ static int fill_caches(hs_decoder *d, const hs_mixer_acts *a) {
         return 0;
     }
     if (dm->hcap) {
-        for (int s = T > dm->hcap ? T - dm->hcap : 0; s < T; s++) {
-            size_t slot = (size_t)(s % dm->hcap);
-            memcpy(dm->hk + slot * H * dk, a->k + (size_t)s * H * dk, H * dk * sizeof(float));
-            memcpy(dm->hv + slot * H * dv, a->v + (size_t)s * H * dv, H * dv * sizeof(float));
-            if (dm->mc->type == HS_GLA) {
-                for (size_t i = 0; i < H * dk; i++)
-                    dm->hdecay[slot * H * dk + i] = exp((double)a->gk[(size_t)s * H * dk + i]);
-            } else {
-                for (int h = 0; h < H; h++) {
-                    dm->hdecay[slot * H + h] = exp((double)a->log_alpha[(size_t)s * H + h]);
-                    dm->hbeta[slot * H + h] = a->beta[(size_t)s * H + h];
-                }
-            }
-        }
+        int gla = dm->mc->type == HS_GLA;
+        for (int s = T > dm->hcap ? T - dm->hcap : 0; s < T; s++)
+            hist_put(dm, s, a->k + (size_t)s * H * dk, a->v + (size_t)s * H * dv,
+                     gla ? a->gk + (size_t)s * H * dk : NULL, gla ? NULL : a->beta + (size_t)s * H,
+                     gla ? NULL : a->log_alpha + (size_t)s * H);
     }
     if (dm->state) {
         int failed = 0;
@@ -468,10 +483,24 @@ static void conv_step(float *x, float *hist, const float *w, int C, int K) {
     }
 }
 
-static void emit_dist(hs_decoder *d, int layer, int mixer, int head, int t, int lo,
-                      hs_decode_head_fn fn, void *ctx) {
-    for (int s = 0; s <= t; s++) d->dist[s] = s < lo ? 0.0f : (float)d->c[s];
+static void emit_dist(hs_decoder *d, const double *c, int layer, int mixer, int head, int t,
+                      int lo, hs_decode_head_fn fn, void *ctx) {
+    for (int s = 0; s <= t; s++) d->dist[s] = s < lo ? 0.0f : (float)c[s];
     fn(ctx, layer, mixer, head, t, d->dist);
+}
+
+/* o[0..dv) = sum_{s in [lo, t]} c_s v_s over a ring of `cap` rows of width `stride`. */
+static void ring_weighted_sum(float *o, const double *c, const float *ring, int cap, size_t stride,
+                              size_t off, int lo, int t, int dv, double *acc) {
+    for (int j = 0; j < dv; j++) acc[j] = 0;
+    size_t slot = (size_t)(lo % cap);
+    for (int s = lo; s <= t; s++) {
+        const float *v = ring + slot * stride + off;
+        double w = c[s];
+        for (int j = 0; j < dv; j++) acc[j] += w * v[j];
+        slot = slot + 1 == (size_t)cap ? 0 : slot + 1;
+    }
+    for (int j = 0; j < dv; j++) o[j] = (float)acc[j];
 }
 
 static void softmax_step(hs_decoder *d, dec_mixer *dm, int layer, int mixer, int t,
@@ -495,24 +524,21 @@ static void softmax_step(hs_decoder *d, dec_mixer *dm, int layer, int mixer, int
         int kvh = h / group;
         const float *q = d->q + (size_t)h * dk;
         double mx = -INFINITY;
+        size_t slot = (size_t)(lo % dm->cap);
         for (int s = lo; s <= t; s++) {
-            const float *k = dm->kc + (size_t)(s % dm->cap) * Hkv * dk + (size_t)kvh * dk;
+            const float *k = dm->kc + slot * Hkv * dk + (size_t)kvh * dk;
             double dot = 0;
             for (int i = 0; i < dk; i++) dot += (double)q[i] * k[i];
             d->c[s] = scale * dot;
             if (d->c[s] > mx) mx = d->c[s];
+            slot = slot + 1 == (size_t)dm->cap ? 0 : slot + 1;
         }
         double sum = 0;
         for (int s = lo; s <= t; s++) { d->c[s] = exp(d->c[s] - mx); sum += d->c[s]; }
         for (int s = lo; s <= t; s++) d->c[s] /= sum;
         float *o = d->o + (size_t)h * dv;
-        for (int j = 0; j < dv; j++) {
-            double acc = 0;
-            for (int s = lo; s <= t; s++)
-                acc += d->c[s] * dm->vc[(size_t)(s % dm->cap) * Hkv * dv + (size_t)kvh * dv + j];
-            o[j] = (float)acc;
-        }
-        if (fn) emit_dist(d, layer, mixer, h, t, lo, fn, ctx);
+        ring_weighted_sum(o, d->c, dm->vc, dm->cap, (size_t)Hkv * dv, (size_t)kvh * dv, lo, t, dv, d->ks);
+        if (fn) emit_dist(d, d->c, layer, mixer, h, t, lo, fn, ctx);
         if (hs_knobs_is_ablated(&d->knobs, layer, mixer, h)) memset(o, 0, sizeof(float) * dv);
     }
     matmul_accumulate(d->y, d->o, dm->w->o_proj, 1, H * dv, D);
@@ -527,27 +553,47 @@ static int swla_start(const hs_knobs_resolved *kr, int t) {
     return lo > 0 ? (int)lo : 0;
 }
 
-/* c_{t,s} for s in [lo, t] from the history ring (backward sweep, spec section 4). */
-static void value_path_weights(hs_decoder *d, dec_mixer *dm, int h, int t, int lo, const float *q) {
-    int H = dm->H, dk = dm->dk;
+/* r . k with four independent partial sums (the sweep is latency-bound otherwise). */
+static double dot_df(const double *r, const float *k, int n) {
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        a0 += r[i] * k[i];
+        a1 += r[i + 1] * k[i + 1];
+        a2 += r[i + 2] * k[i + 2];
+        a3 += r[i + 3] * k[i + 3];
+    }
+    for (; i < n; i++) a0 += r[i] * k[i];
+    return (a0 + a1) + (a2 + a3);
+}
+
+/* c_{t,s} for s in [lo, t] into c[] from the history ring (backward sweep, spec section 4). */
+static void value_path_weights(double *c, const dec_mixer *dm, int h, int t, int lo, const float *q) {
+    int dk = dm->dk;
     double r[HS_ANALYSIS_MAX_DK];
     double inv = 1.0 / sqrt((double)dk);
     for (int i = 0; i < dk; i++) r[i] = q[i] * inv;
+    size_t base = (size_t)h * dm->hcap, slot = (size_t)(t % dm->hcap);
     for (int s = t; s >= lo; s--) {
-        size_t slot = (size_t)(s % dm->hcap);
-        const float *k = dm->hk + slot * H * dk + (size_t)h * dk;
-        double dot = 0;
-        for (int i = 0; i < dk; i++) dot += r[i] * k[i];
+        size_t row = base + slot;
+        const float *k = dm->hk + row * dk;
+        double dot = dot_df(r, k, dk);
         if (dm->mc->type == HS_GLA) {
-            d->c[s] = dot;
-            const double *dec = dm->hdecay + slot * H * dk + (size_t)h * dk;
-            for (int i = 0; i < dk; i++) r[i] *= dec[i];
+            c[s] = dot;
+            const float *dec = dm->hdec + row * dk;
+            for (int i = 0; i < dk; i++) {
+                double x = r[i] * dec[i];
+                r[i] = fabs(x) < HS_SWEEP_TINY ? 0.0 : x;   /* no denormals: they are slow */
+            }
         } else {
-            double beta = dm->hbeta[slot * H + h], alpha = dm->hdecay[slot * H + h];
-            double bd = beta * dot;
-            d->c[s] = bd;
-            for (int i = 0; i < dk; i++) r[i] = alpha * (r[i] - bd * k[i]);
+            double bd = dm->hbeta[row] * dot, alpha = dm->halpha[row];
+            c[s] = bd;
+            for (int i = 0; i < dk; i++) {
+                double x = alpha * (r[i] - bd * k[i]);
+                r[i] = fabs(x) < HS_SWEEP_TINY ? 0.0 : x;
+            }
         }
+        slot = slot ? slot - 1 : (size_t)dm->hcap - 1;
     }
 }
 
@@ -589,19 +635,8 @@ static void linear_step(hs_decoder *d, dec_mixer *dm, int layer, int mixer, int 
             d->log_alpha[h] = (float)a;
         }
     }
-    if (dm->hcap) {
-        size_t slot = (size_t)(t % dm->hcap);
-        memcpy(dm->hk + slot * H * dk, d->k, sizeof(float) * H * dk);
-        memcpy(dm->hv + slot * H * dv, d->v, sizeof(float) * H * dv);
-        if (mc->type == HS_GLA) {
-            for (int i = 0; i < H * dk; i++) dm->hdecay[slot * H * dk + i] = exp((double)d->gk[i]);
-        } else {
-            for (int h = 0; h < H; h++) {
-                dm->hdecay[slot * H + h] = exp((double)d->log_alpha[h]);
-                dm->hbeta[slot * H + h] = d->beta[h];
-            }
-        }
-    }
+    if (dm->hcap)
+        hist_put(dm, t, d->k, d->v, mc->type == HS_GLA ? d->gk : NULL, d->beta, d->log_alpha);
     double inv = 1.0 / sqrt((double)dk);
     for (int h = 0; h < H; h++) {
         const float *q = d->q + (size_t)h * dk, *k = d->k + (size_t)h * dk, *v = d->v + (size_t)h * dv;
@@ -634,22 +669,25 @@ static void linear_step(hs_decoder *d, dec_mixer *dm, int layer, int mixer, int 
                 for (int i = 0; i < dk; i++) acc += (double)q[i] * S[(size_t)i * dv + j];
                 o[j] = (float)(acc * inv);
             }
-            if (fn) value_path_weights(d, dm, h, t, lo, q);
         } else {
-            value_path_weights(d, dm, h, t, lo, q);
-            for (int j = 0; j < dv; j++) {
-                double acc = 0;
-                for (int s = lo; s <= t; s++)
-                    acc += d->c[s] * dm->hv[(size_t)(s % dm->hcap) * H * dv + (size_t)h * dv + j];
-                o[j] = (float)acc;
-            }
+            value_path_weights(d->c, dm, h, t, lo, q);
+            ring_weighted_sum(o, d->c, dm->hv + (size_t)h * dm->hcap * dv, dm->hcap, (size_t)dv, 0,
+                              lo, t, dv, d->ks);
         }
-        if (fn) {
+    }
+    if (fn) {
+        /* a~ of every head: independent sweeps over the history, one thread per head. */
+        int lo = swla_start(&d->kr, t);
+#pragma omp parallel for schedule(dynamic, 1) if (H > 1 && (long long)(t - lo) * dk > (1 << 16))
+        for (int h = 0; h < H; h++) {
+            double *c = d->cbuf + (size_t)h * d->max_tokens;
+            value_path_weights(c, dm, h, t, lo, d->q + (size_t)h * dk);
             double sum = 0;
-            for (int s = lo; s <= t; s++) { d->c[s] = fabs(d->c[s]); sum += d->c[s]; }
-            for (int s = lo; s <= t; s++) d->c[s] = sum > 0 ? d->c[s] / sum : 0.0;
-            emit_dist(d, layer, mixer, h, t, lo, fn, ctx);
+            for (int s = lo; s <= t; s++) { c[s] = fabs(c[s]); sum += c[s]; }
+            for (int s = lo; s <= t; s++) c[s] = sum > 0 ? c[s] / sum : 0.0;
         }
+        for (int h = 0; h < H; h++)
+            emit_dist(d, d->cbuf + (size_t)h * d->max_tokens, layer, mixer, h, t, lo, fn, ctx);
     }
     /* per head: rms(o, norm) * silu(h Wg^T), then ablation, then the output projection */
     matmul_forward(d->g, d->h, w->g_proj, 1, D, H * dv);

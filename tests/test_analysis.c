@@ -29,6 +29,9 @@ static void normalize_heads(float *x, int T, int H, int d) {
         }
 }
 
+/* Gate strength: 1 for the usual random gates, smaller for slow decays (long memory). */
+static double g_gate_scale = 1.0;
+
 /* window: softmax window; swla/W/S for gla/gdn. */
 static void fake_init(fake *f, hs_mixer_type type, int T, int H, int Hkv, int dk, int dv,
                       int window, int log_scale, hs_swla_mode swla, int W, int S, uint64_t seed) {
@@ -55,7 +58,7 @@ static void fake_init(fake *f, hs_mixer_type type, int T, int H, int Hkv, int dk
         f->gk = malloc(sizeof(float) * T * H * dk);
         for (int i = 0; i < T * H * dk; i++) {
             double z = 2.0 * hs_test_normal(&rng) + 1.0;
-            f->gk[i] = (float)(-log1p(exp(-z)) / 4.0);   /* logsigmoid(z) / 4 */
+            f->gk[i] = (float)(-log1p(exp(-z)) / 4.0 * g_gate_scale);   /* logsigmoid(z) / 4 */
         }
         f->a.gk = f->gk;
     } else if (type == HS_GDN) {
@@ -65,7 +68,7 @@ static void fake_init(fake *f, hs_mixer_type type, int T, int H, int Hkv, int dk
         f->la = malloc(sizeof(float) * T * H);
         for (int i = 0; i < T * H; i++) {
             f->beta[i] = (float)(1.0 / (1.0 + exp(-hs_test_normal(&rng))));
-            f->la[i] = (float)(-0.3 * log1p(exp(hs_test_normal(&rng))));
+            f->la[i] = (float)(-0.3 * g_gate_scale * log1p(exp(hs_test_normal(&rng))));
         }
         f->a.beta = f->beta; f->a.log_alpha = f->la;
     }
@@ -476,4 +479,55 @@ TEST(analysis_spectral_norm) {
     for (int i = 0; i < 3; i++) for (int j = 0; j < 4; j++) r[i * 4 + j] = (float)(u[i] * v[j]);
     double want = sqrt(1 + 4 + 0.25) * sqrt(0.09 + 1 + 1 + 4);
     CHECK(fabs(hs_spectral_norm(r, 3, 4, NULL, 1000) - want) < 1e-5 * want, "rank one");
+}
+
+/* ---- the chunked many-rows path against the single-row sweep ---- */
+
+TEST(analysis_many_rows_match_single_rows) {
+    struct { hs_mixer_type type; int window, ls; hs_swla_mode swla; int W, S; } cases[] = {
+        { HS_NOPE, 0, 1, HS_SWLA_OFF, 0, 0 }, { HS_SWA, 70, 0, HS_SWLA_OFF, 0, 0 },
+        { HS_GLA, 0, 0, HS_SWLA_OFF, 0, 0 }, { HS_GLA, 0, 0, HS_SWLA_EXACT, 100, 0 },
+        { HS_GLA, 0, 0, HS_SWLA_OVERLAP, 90, 20 }, { HS_GDN, 0, 0, HS_SWLA_OFF, 0, 0 },
+        { HS_GDN, 0, 0, HS_SWLA_EXACT, 65, 0 }, { HS_GDN, 0, 0, HS_SWLA_OVERLAP, 128, 32 },
+    };
+    int T = 333;
+    /* unsorted, duplicated, chunk-boundary and first/last rows */
+    int ts[] = { 332, 0, 63, 64, 65, 127, 200, 5, 331, 128, 129, 64, 250, 1, 191, 192 };
+    int n = (int)(sizeof ts / sizeof ts[0]);
+    double *one = malloc(sizeof(double) * T), *many = malloc(sizeof(double) * (size_t)n * T);
+    int los[16];
+    for (int c = 0; c < 16; c++) {
+        fake f;
+        /* second pass: slow decays, so chunks far from the query still carry weight */
+        g_gate_scale = c < 8 ? 1.0 : 0.01;
+        fake_init(&f, cases[c % 8].type, T, 2, hs_mixer_is_softmax(cases[c % 8].type) ? 1 : 2, 16, 8,
+                  cases[c % 8].window, cases[c % 8].ls, cases[c % 8].swla, cases[c % 8].W,
+                  cases[c % 8].S, 900 + c);
+        g_gate_scale = 1.0;
+        double worst = 0;
+        for (int h = 0; h < 2; h++) {
+            hs_head_view v;
+            CHECK(hs_head_view_init(&v, &f.a, h) == 0 && hs_head_view_prepare(&v) == 0, "init");
+            for (size_t i = 0; i < (size_t)n * T; i++) many[i] = -1;
+            CHECK(hs_head_view_rows(&v, ts, n, many, (size_t)T, los) == 0, "rows");
+            for (int r = 0; r < n; r++) {
+                int lo = hs_head_view_row(&v, ts[r], one);
+                CHECK(lo == los[r], "case %d row %d: lo %d vs %d", c, ts[r], los[r], lo);
+                double scale = 1e-12;
+                for (int s = lo; s <= ts[r]; s++) if (one[s] > scale) scale = one[s];
+                for (int s = lo; s <= ts[r]; s++) {
+                    double e = fabs(many[(size_t)r * T + s] - one[s]) / scale;
+                    if (e > worst) worst = e;
+                }
+                for (int s = 0; s < lo; s++)
+                    CHECK(many[(size_t)r * T + s] == -1, "case %d: wrote outside the visible range", c);
+            }
+            hs_head_view_free(&v);
+        }
+        fake_free(&f);
+        CHECK(worst < 2e-5, "case %d (type %d swla %d): max relative difference %.3g", c,
+              (int)cases[c % 8].type, (int)cases[c % 8].swla, worst);
+    }
+    free(one);
+    free(many);
 }
