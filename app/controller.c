@@ -236,7 +236,7 @@ static void load_family(hs_controller *c) {
             hs_sibling *s = &sib[n];
             snprintf(s->name, sizeof s->name, "%s", name);
             if (name[0] == '/') snprintf(s->dir, sizeof s->dir, "%s", name);
-            else snprintf(s->dir, sizeof s->dir, "%s/%s", base, name);
+            else snprintf(s->dir, sizeof s->dir, "%.900s/%.100s", base, name);
             static const char *const ratio_keys[] = { "ratio", NULL };
             const char *ratio = cJSON_IsObject(mem) ? json_str(mem, ratio_keys) : NULL;
             if (ratio) snprintf(s->ratio, sizeof s->ratio, "%s", ratio);
@@ -367,7 +367,7 @@ static void basename_of(char *out, size_t n, const char *dir) {
     size_t l = strlen(tmp);
     while (l > 1 && tmp[l - 1] == '/') tmp[--l] = 0;
     const char *s = strrchr(tmp, '/');
-    snprintf(out, n, "%s", s ? s + 1 : tmp);
+    snprintf(out, n, "%.120s", s ? s + 1 : tmp);
 }
 
 int hs_ctl_init(hs_controller *c, const hs_settings *s, char *err, size_t errlen) {

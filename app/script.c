@@ -84,7 +84,7 @@ int hs_script_load(hs_script *s, const char *path, char *err, size_t errlen) {
         } else if (!strcmp(op, "screenshot")) {
             e.op = HS_EV_SCREENSHOT;
             ok = n == 2;
-            if (ok) snprintf(e.path, sizeof e.path, "%s", arg);
+            if (ok) snprintf(e.path, sizeof e.path, "%.500s", arg);
         } else if (!strcmp(op, "resize")) {
             e.op = HS_EV_RESIZE;
             ok = n == 2 && sscanf(arg, "%lf %lf", &e.x0, &e.y0) == 2 && e.x0 >= 64 && e.y0 >= 64;

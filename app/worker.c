@@ -153,7 +153,7 @@ static int job_probe(probe_out *out, hs_controller *c, const hs_settings *s, con
     jc->lo = 0.6; jc->hi = 1.0;
     fo.progress_ctx = jc;
     rc = hs_forward(m, smp.tokens, smp.length, &s->knobs, &fo, err, errlen);
-    if (rc == 0 && mc.failed) { snprintf(err, errlen, "pooled maps: %s", mc.err); rc = -1; }
+    if (rc == 0 && mc.failed) { snprintf(err, errlen, "pooled maps: %.400s", mc.err); rc = -1; }
     if (rc != 0) goto fail;
     out->probe = r;
     out->maps = maps;
