@@ -82,6 +82,18 @@ for p in o["per_length"]:
     assert p["samples_per_second"] > 0 and p["seconds"] > 0
 assert [t["task"] for t in o["per_task"]] == ["sk1", "sk3"]
 PY
+# knobs side by side must all apply (each flag parsed once, none skipped)
+"$BIN" niah "$T/m" --log-scale --swla --lengths 400 --depths 0 --swa-window 9 --samples 1 --json > "$T/k.json" ||
+    fail "niah with knobs exited $?"
+"$BIN" ppl "$T/m" --swla=overlap --log-scale --length 100 --docs 1 --json > "$T/k2.json" ||
+    fail "ppl with knobs exited $?"
+python3 - "$T/k.json" "$T/k2.json" <<'PY' || fail "knobs were dropped"
+import json, sys
+k = json.load(open(sys.argv[1]))["knobs"]
+assert "log" in k and "swla=exact" in k and "swa_window=9" in k, k
+k2 = json.load(open(sys.argv[2]))["knobs"]
+assert "log" in k2 and "swla=overlap" in k2, k2
+PY
 "$BIN" niah "$T/m" --task sk2 --lengths 400 --depths 0,100 --samples 1 --csv > "$T/n.csv" ||
     fail "niah --csv exited $?"
 python3 - "$T/n.csv" <<'PY' || fail "niah CSV"
