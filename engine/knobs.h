@@ -50,7 +50,8 @@ int hs_knobs_is_ablated(const hs_knobs *k, int layer, int mixer, int head);
 /* CLI parsing shared by every subcommand. Recognises
  *   --log-scale[=L0] --swla[=exact|overlap] --swla-window W --swla-stride S
  *   --swa-window W --rope-window[=W] --ablate L.M.H,...
- * argv[*i] is the current argument; on a match advances *i past any value and returns 1;
+ * argv[*i] is the current argument; on a match sets *i to the first argument after the flag
+ * and its value (so a caller looping with i++ must step back one) and returns 1;
  * returns 0 if the argument is not a knob; -1 on a bad value (message in err naming the flag). */
 int hs_knobs_parse_arg(hs_knobs *k, int argc, char **argv, int *i, char *err, size_t errlen);
 /* Human-readable one-line summary, e.g. "swla=exact W=1024 log(L0=1024)" or "off". */
