@@ -23,7 +23,7 @@ static void fail(ctx *c, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(c->err, c->errlen, "%s: %s", c->path, msg);
+    if (c->err && c->errlen) snprintf(c->err, c->errlen, "%s: %s", c->path, msg);
     c->failed = 1;
 }
 
