@@ -40,25 +40,17 @@ static int bin_start(int lo, int hi, int bins, int i) {
     return lo + (int)((long long)i * (hi - lo) / bins);
 }
 
-static void layout(head_layout *L, hs_canvas *c, const hs_view_input *in, const hs_pooled_map *m) {
-    memset(L, 0, sizeof *L);
+/* Geometry for the given token-text flags. */
+static void place(head_layout *L, hs_canvas *c, int tok_x, int tok_y) {
     double fs = hs_vc_font(c), ln = hs_vc_line(c), pad = hs_vc_pad(c);
     double top = hs_vc_title_height(c) + (c->is_text ? 1 : ln * 1.2);
     double left = hs_vc_axis_left_room(c) + (c->is_text ? 1 : pad);
     double bottom = hs_vc_axis_bottom_room(c, 1) + (c->is_text ? 1 : fs * 0.9);
     double right = c->is_text ? 9 : fs * 5.5;
-    const hs_probe_result *p = in->probe;
-    int have_tok = p && p->tokens && m->s1 <= p->T && m->t1 <= p->T;
-    double tpb_s = (double)(m->s1 - m->s0) / m->bins_s, tpb_t = (double)(m->t1 - m->t0) / m->bins_t;
-    if (have_tok && tpb_t <= 4) {
-        L->tok_y = 1;
-        L->tok_y_w = c->is_text ? 0 : c->text_width(c, "MMMMMM", fs * 0.8);
-        if (c->is_text) L->tok_y = 0;                  /* no room at 80 columns */
-    }
-    if (have_tok && tpb_s <= 4) {
-        L->tok_x = 1;
-        bottom += c->is_text ? 1 : ln;
-    }
+    L->tok_x = tok_x;
+    L->tok_y = tok_y;
+    L->tok_y_w = tok_y ? c->text_width(c, "MMMMMM", fs * 0.8) : 0;
+    if (tok_x) bottom += c->is_text ? 1 : ln;
     left += L->tok_y_w;
     double aw = c->width - left - right - pad, ah = c->height - top - bottom;
     if (aw < 4) aw = 4;
@@ -78,6 +70,26 @@ static void layout(head_layout *L, hs_canvas *c, const hs_view_input *in, const 
     L->cby = L->my;
     L->cbw = c->is_text ? 2 : fs * 1.1;
     L->cbh = L->mh;
+}
+
+/* Token text along an axis only at token scale: when every bin has room for its tokens
+ * (one character each along x, one line per bin along y), so no bin goes unlabelled. */
+static void layout(head_layout *L, hs_canvas *c, const hs_view_input *in, const hs_pooled_map *m) {
+    memset(L, 0, sizeof *L);
+    place(L, c, 0, 0);
+    const hs_probe_result *p = in->probe;
+    if (!(p && p->tokens && m->s1 <= p->T && m->t1 <= p->T && m->s0 >= 0 && m->t0 >= 0)) return;
+    double fs = hs_vc_font(c);
+    double tpb_s = (double)(m->s1 - m->s0) / m->bins_s;
+    double char_w = c->is_text ? 1 : c->text_width(c, "e", fs * 0.8) * 1.15;
+    double line_h = c->is_text ? 1e9 : fs * 0.95;       /* no room for a y column on cells */
+    head_layout T = *L;
+    int tx = L->mw / m->bins_s >= ceil(tpb_s) * char_w, ty = L->mh / m->bins_t >= line_h;
+    if (!tx && !ty) return;
+    place(&T, c, tx, ty);                              /* the map shrinks a little: check again */
+    tx = tx && T.mw / m->bins_s >= ceil(tpb_s) * char_w;
+    ty = ty && T.mh / m->bins_t >= line_h;
+    place(L, c, tx, ty);
 }
 
 static double tok_to_x(const head_layout *L, const hs_pooled_map *m, double s) {

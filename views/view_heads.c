@@ -19,6 +19,8 @@ typedef struct {
     double label_w;
     double legend_y;
     int tags;                    /* branch/entropy/hit tags under the maps */
+    int beside;                  /* tags to the right of each map (wide canvases) */
+    double tag_w;
 } heads_layout;
 
 static int head_layer(const hs_view_input *in, int i) {
@@ -97,12 +99,21 @@ static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, doubl
     } else {
         double gap = L->tags ? fmax(3, fs * 0.5) : fmax(3, fs * 0.35);
         double side = fmin(L->cw - gap, L->ch - L->tag_h - gap);
+        /* wide canvases: tags beside the maps give bigger maps than tags below */
+        double tfs = fs * 0.8;
+        L->tag_w = fmax(c->text_width(c, "hit 0.00", tfs), hs_vc_bold_width(c, "NoPE h00", tfs)) + fs * 0.6;
+        double side_beside = fmin(L->cw - L->tag_w - gap, L->ch - fs * 0.5 - gap);
+        if (L->tags && side_beside > side * 1.15 && side_beside >= tfs * 3.6) {
+            L->beside = 1;
+            side = side_beside;
+            L->tag_h = 0;
+        }
         if (side > fs * 20) side = fs * 20;
         L->map_w = L->map_h = side;
         /* shrink cells to the maps so the grid is compact, centred */
-        L->cw = side + fmax(gap, fs * 0.4);
+        L->cw = side + (L->beside ? L->tag_w : 0) + fmax(gap, fs * 0.4);
         if (L->cw * L->cols > avail_w) L->cw = avail_w / L->cols;
-        L->ch = side + L->tag_h + gap;
+        L->ch = side + L->tag_h + gap + (L->beside ? fs * 0.5 : 0);
     }
     L->x0 = L->label_w + (c->is_text ? 0 : pad);
     if (!c->is_text) L->x0 += fmax(0, (avail_w - L->cw * L->cols) / 2);
@@ -162,13 +173,13 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
         hs_rgba bc = hs_branch_color(t, dark);
         double mx = x + (c->is_text ? 1 : 0), my = y;
         const hs_pooled_map *m = head_map(in, i);
-        if (m) hs_vc_heatmap(c, mx, my, L.map_w, L.map_h, m, 0, NULL);
+        if (m) hs_vc_heatmap(c, mx, my, L.map_w, L.map_h, m, in->log_color, NULL);
         else if (!c->is_text) c->fill_rect(c, mx, my, L.map_w, L.map_h, hs_vc_nan(dark));
         int sel = i == in->sel_head;
         if (!c->is_text) {
             c->fill_rect(c, mx, my - 2.5, L.map_w, 2.5, bc);          /* branch band */
             if (sel)
-                c->stroke_rect(c, mx - 2.5, my - 5, L.map_w + 5, L.map_h + L.tag_h + 5,
+                c->stroke_rect(c, mx - 2.5, my - 5, L.map_w + 5 + (L.beside ? L.tag_w - fs * 0.2 : 0), L.map_h + L.tag_h + 5,
                                hs_vc_accent(dark), 2.2);
         } else {
             c->fill_rect(c, x, my, 1, L.map_h, sel ? hs_vc_accent(dark) : bc);
@@ -195,13 +206,25 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
             hs_vc_fit(c, fit, sizeof fit, buf, 1, avail);
             if (sel) c->fill_rect(c, x, floor(ty), avail, 1, hs_vc_accent(dark));
             c->text(c, x, ty, fit, 1, sel ? hs_theme_bg(dark) : bc, HS_ALIGN_LEFT, 1);
+        } else if (L.beside) {
+            double tfs = fs * 0.8, tx = mx + L.map_w + fs * 0.4, ty0 = my + tfs * 0.6;
+            snprintf(buf, sizeof buf, "%s h%d", lab, st ? st->head : m->head.head);
+            c->text(c, tx, ty0, buf, tfs, bc, HS_ALIGN_LEFT, 1);
+            if (st) {
+                snprintf(buf, sizeof buf, "H %.2f", st->entropy);
+                c->text(c, tx, ty0 + tfs * 1.3, buf, tfs, mu, HS_ALIGN_LEFT, 0);
+                snprintf(buf, sizeof buf, "hit %.2f", st->hit_rate);
+                c->text(c, tx, ty0 + tfs * 2.6, buf, tfs, mu, HS_ALIGN_LEFT, 0);
+            }
         } else {
             double tfs = fs * 0.8;
-            snprintf(buf, sizeof buf, "%s h%d", lab, in->probe ? in->probe->heads[i].head : m->head.head);
+            snprintf(buf, sizeof buf, "%s h%d", lab, st ? st->head : m->head.head);
             hs_vc_fit(c, fit, sizeof fit, buf, tfs, avail);
             c->text(c, mx, ty, fit, tfs, bc, HS_ALIGN_LEFT, 1);
             if (st) {
                 snprintf(buf, sizeof buf, "H %.2f  hit %.2f", st->entropy, st->hit_rate);
+                if (c->text_width(c, buf, tfs * 0.95) > avail)
+                    snprintf(buf, sizeof buf, "H%.2f hit%.2f", st->entropy, st->hit_rate);
                 if (c->text_width(c, buf, tfs * 0.95) > avail)
                     snprintf(buf, sizeof buf, "%.2f/%.2f", st->entropy, st->hit_rate);
                 hs_vc_fit(c, fit, sizeof fit, buf, tfs * 0.95, avail);

@@ -3,10 +3,28 @@
  * memory against context length for this model (log-log). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "view_common.h"
 #include "../engine/model.h"
+
+/* The same heads, every one full causal attention (NoPE, kv heads = heads): the reference the
+ * hybrid's memory saving is measured against. NULL when out of memory. */
+static hs_config *all_full_attention(const hs_config *cfg) {
+    hs_config *f = malloc(sizeof *f);
+    if (!f) return NULL;
+    *f = *cfg;
+    for (int l = 0; l < f->num_layers; l++)
+        for (int k = 0; k < f->layers[l].n_mixers; k++) {
+            hs_mixer_config *m = &f->layers[l].mixers[k];
+            m->type = HS_NOPE;
+            m->num_kv_heads = m->num_heads;
+            m->window = 0;
+            m->use_short_conv = 0;
+        }
+    return f;
+}
 
 static long long total_cache(const hs_config *cfg, long long T) {
     long long b = 0;
@@ -145,12 +163,16 @@ void hs_view_model_draw(hs_canvas *c, const hs_view_input *in) {
     long long tmin = 256 < tmax / 4 ? 256 : tmax / 4;
     if (tmin < 1) tmin = 1;
     enum { N = 64 };
-    double xs[N], ys[N], ymin = INFINITY, ymax = 0;
+    double xs[N], ys[N], yf[N], ymin = INFINITY, ymax = 0;
+    hs_config *full = all_full_attention(cfg);
     for (int i = 0; i < N; i++) {
         xs[i] = exp(log((double)tmin) + (log((double)tmax) - log((double)tmin)) * i / (N - 1));
         ys[i] = (double)total_cache(cfg, (long long)llround(xs[i]));
+        yf[i] = full ? (double)total_cache(full, (long long)llround(xs[i])) : 0;
         if (ys[i] > 0) { ymin = fmin(ymin, ys[i]); ymax = fmax(ymax, ys[i]); }
+        if (yf[i] > 0) { ymin = fmin(ymin, yf[i]); ymax = fmax(ymax, yf[i]); }
     }
+    free(full);
     if (!(ymax > 0)) return;
     if (ymax / ymin < 10) { ymin = ymax / 10; }
     hs_axis ax = { (double)tmin, (double)tmax, px, px + pw, 1 };
@@ -158,6 +180,19 @@ void hs_view_model_draw(hs_canvas *c, const hs_view_input *in) {
     hs_vc_axes(c, px, py, pw, ph, &ax, &ay, HS_TICK_TOKENS, HS_TICK_BYTES, 1, 1, "context length",
                c->is_text ? "cache+state" : "KV cache + recurrent state (fp32)", 1);
     hs_rgba col = hs_branch_color(HS_ROPE, dark);
+    /* reference: every head full attention, dashed (skipped when it is this model) */
+    int differs = 0;
+    for (int i = 0; i < N; i++) differs |= fabs(yf[i] - ys[i]) > 0.5;
+    if (differs) {
+        for (int i = 1; i < N; i++)
+            if (c->is_text || i % 2)
+                c->line(c, hs_axis_map(&ax, xs[i - 1]), hs_axis_map(&ay, yf[i - 1]),
+                        hs_axis_map(&ax, xs[i]), hs_axis_map(&ay, yf[i]), hs_vc_muted(dark),
+                        c->is_text ? 1 : fmax(1.2, fs * 0.1));
+        hs_legend_item it[2] = { { "this model", col, 1, HS_MARK_CIRCLE, 0 },
+                                 { "all heads full attention", hs_vc_muted(dark), 1, HS_MARK_CIRCLE, 1 } };
+        if (!c->is_text) hs_vc_legend(c, px + pw - pad, py + pad, it, 2, pw * 0.6);
+    }
     for (int i = 1; i < N; i++)
         c->line(c, hs_axis_map(&ax, xs[i - 1]), hs_axis_map(&ay, ys[i - 1]), hs_axis_map(&ax, xs[i]),
                 hs_axis_map(&ay, ys[i]), col, c->is_text ? 1 : fmax(2, fs * 0.16));

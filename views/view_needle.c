@@ -188,7 +188,8 @@ void hs_view_needle_draw(hs_canvas *c, const hs_view_input *in) {
         }
     }
     /* progress + scale note, right of the title */
-    snprintf(buf, sizeof buf, "%d/%d cells, %d samples each", total_done, total_cells, r->samples);
+    snprintf(buf, sizeof buf, "%d/%d cells, %d sample%s each", total_done, total_cells, r->samples,
+             r->samples == 1 ? "" : "s");
     char fit[160];
     hs_vc_fit(c, fit, sizeof fit, buf, fs * 0.85, c->width * 0.45);
     double note_y = c->is_text ? L.acc_y + 1.5 : L.acc_y + ln * 1.5;
