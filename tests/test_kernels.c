@@ -47,6 +47,23 @@ TEST(kernels_matmul) {
     e = hs_test_rel_err(y, ref, (size_t)n * dout, 1e-6);
     CHECK(e <= TOL, "matmul_accumulate rel err %.3g", e);
     free(x); free(w); free(y); free(ref);
+    /* large enough to be split over threads: by rows (many tokens), by features (few tokens) */
+    const int shapes[][3] = {{257, 256, 240}, {3, 512, 10000}};
+    for (int c = 0; c < 2; c++) {
+        n = shapes[c][0]; di = shapes[c][1]; dout = shapes[c][2];
+        x = frand((size_t)n * di, 1, &r); w = frand((size_t)dout * di, 1, &r); y = frand((size_t)n * dout, 1, &r);
+        ref = dnew((size_t)n * dout);
+        ref_matmul(ref, x, w, n, di, dout);
+        for (size_t i = 0; i < (size_t)n * dout; i++) ref[i] += y[i];
+        matmul_accumulate(y, x, w, n, di, dout);
+        e = hs_test_rel_err(y, ref, (size_t)n * dout, 1e-6);
+        CHECK(e <= TOL, "matmul_accumulate %dx%dx%d rel err %.3g", n, di, dout, e);
+        matmul_forward(y, x, w, n, di, dout);
+        ref_matmul(ref, x, w, n, di, dout);
+        e = hs_test_rel_err(y, ref, (size_t)n * dout, 1e-6);
+        CHECK(e <= TOL, "matmul_forward %dx%dx%d rel err %.3g", n, di, dout, e);
+        free(x); free(w); free(y); free(ref);
+    }
 }
 
 TEST(kernels_rmsnorm_l2norm) {

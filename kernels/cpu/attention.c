@@ -7,6 +7,7 @@
 #include "blas_threads.h"
 #include "vexp.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +126,6 @@ void attention_forward(float *out, const float *q, const float *k, const float *
     const long items = (long)n_qt * H;
     const double pairs = window > 0 && window < T ? (double)T * window : (double)T * (T + 1) / 2;
     const int par = hs_parallel_worth(2.0 * pairs * H * (dk + dv));
-    const int nb = par ? hs_blas_serial_begin() : 1;
     #pragma omp parallel if (par)
     {
         attn_work w;
@@ -151,6 +151,5 @@ void attention_forward(float *out, const float *q, const float *k, const float *
         }
         free(w.qs); free(w.s); free(w.acc); free(w.m); free(w.l);
     }
-    if (par) hs_blas_serial_end(nb);
     free(kt);
 }

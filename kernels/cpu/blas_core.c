@@ -1,4 +1,5 @@
-/* OpenBLAS core selection fix-up.
+/* OpenBLAS set-up at load time: single-threaded (the kernels thread with OpenMP; see
+ * matmul.c), and a core selection fix-up.
  *
  * Debian's OpenBLAS (DYNAMIC_ARCH, 0.3.21) picks its kernels from the CPU model number. On
  * virtualised Xeons that report an unknown model it falls back to the Prescott (SSE3)
@@ -7,6 +8,7 @@
  * although the CPU has AVX2/FMA or AVX-512, re-run the library's own dispatch with the
  * matching core name, exactly as if OPENBLAS_CORETYPE had been set at start-up. The entry
  * points are weak, so a BLAS build without dynamic dispatch simply skips this. */
+#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -23,7 +25,7 @@ static int is_pre_avx2_core(const char *name) {
     return 0;
 }
 
-__attribute__((constructor)) static void hs_blas_pick_core(void) {
+static void pick_core(void) {
     if (!gotoblas_corename || !gotoblas_dynamic_init || !gotoblas_dynamic_quit) return;
     if (getenv("OPENBLAS_CORETYPE")) return;
     const char *core = gotoblas_corename();
@@ -40,4 +42,9 @@ __attribute__((constructor)) static void hs_blas_pick_core(void) {
     gotoblas_dynamic_quit();
     gotoblas_dynamic_init();
     unsetenv("OPENBLAS_CORETYPE"); /* leave the environment of child processes as it was */
+}
+
+__attribute__((constructor)) static void hs_blas_setup(void) {
+    pick_core();
+    openblas_set_num_threads(1);
 }

@@ -17,6 +17,8 @@
 #include "linattn.h"
 #include "blas_threads.h"
 
+#include <cblas.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,7 +390,6 @@ void la_forward_chunked(float *out, const float *v, int T, int C, int swla, int 
     need = rounded(need);
     const double flops = (double)T * m->H * (4.0 * m->dk * m->dv + 2.0 * C * (m->dk + m->dv)) * (m->dense ? 3 : 1);
     const int par = m->H > 1 && hs_parallel_worth(flops);
-    const int nb = par ? hs_blas_serial_begin() : 1;
     #pragma omp parallel if (par)
     {
         float *scratch = aligned_alloc(64, need * sizeof(float));
@@ -401,6 +402,5 @@ void la_forward_chunked(float *out, const float *v, int T, int C, int swla, int 
         }
         free(scratch);
     }
-    if (par) hs_blas_serial_end(nb);
     free(g.start);
 }
