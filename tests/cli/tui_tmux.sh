@@ -120,7 +120,7 @@ ls "$tmp"/hybridscope-heads-*.png >/dev/null 2>&1 || fail "no PNG saved"
 
 # q quits: exit 0, terminal restored (the shell prompt is back)
 T send-keys -t hs q
-wait_for "EXIT=" 20
-screen | grep -qF "EXIT=0" || fail "tui exited non-zero: $(screen | grep EXIT=)"
+i=0; until screen | grep -qE '^EXIT=[0-9]+'; do sleep 0.1; i=$((i + 1)); [ $i -gt 300 ] && fail "the tui did not quit"; done
+screen | grep -qE '^EXIT=0$' || fail "tui exited non-zero: $(screen | grep -E '^EXIT=')"
 screen | grep -q '^hs\$' || fail "no shell prompt after quitting"
 echo "tui: 6 views, 27 knob keys, help, resize, save and quit ok"
