@@ -393,6 +393,39 @@ TEST(views_placeholders_and_hits_without_data) {
     hs_text_grid_free(&g);
 }
 
+/* Centre of the region where hit-testing returns what `match` accepts (and its top-left). */
+typedef int (*hit_match)(const hs_view_hit *h, int a, int b, int c);
+static double region_x0, region_y0;
+static int find_region(hs_canvas *c, hs_view_kind v, const hs_view_input *in, hit_match m, int a,
+                       int b, int cc, double *cx, double *cy) {
+    double sx = 0, sy = 0;
+    int n = 0;
+    region_x0 = region_y0 = 1e9;
+    for (int y = 0; y < (int)c->height; y += 2)
+        for (int x = 0; x < (int)c->width; x += 2) {
+            hs_view_hit h;
+            if (hs_view_hit_test(&h, c, v, in, x, y) != HS_HIT_NONE && m(&h, a, b, cc)) {
+                sx += x;
+                sy += y;
+                n++;
+                if (x < region_x0) region_x0 = x;
+                if (y < region_y0) region_y0 = y;
+            }
+        }
+    if (!n) return 0;
+    *cx = sx / n;
+    *cy = sy / n;
+    return n;
+}
+
+static int match_needle(const hs_view_hit *h, int t, int l, int d) {
+    return h->what == HS_HIT_NEEDLE && h->task == t && h->length == l && h->depth == d;
+}
+static int match_head(const hs_view_hit *h, int i, int b, int c) {
+    (void)b; (void)c;
+    return h->what == HS_HIT_HEAD && h->head == i;
+}
+
 #ifdef HS_HAVE_CAIRO
 
 typedef struct { uint8_t *px; int w, h, stride; hs_canvas *c; } pixcanvas;
@@ -499,38 +532,6 @@ TEST(views_cairo_head_hot_cell_and_nan_region) {
     synth_free(&S);
 }
 
-/* Centre of the region where hit-testing returns what `match` accepts (and its top-left). */
-typedef int (*hit_match)(const hs_view_hit *h, int a, int b, int c);
-static double region_x0, region_y0;
-static int find_region(hs_canvas *c, hs_view_kind v, const hs_view_input *in, hit_match m, int a,
-                       int b, int cc, double *cx, double *cy) {
-    double sx = 0, sy = 0;
-    int n = 0;
-    region_x0 = region_y0 = 1e9;
-    for (int y = 0; y < (int)c->height; y += 2)
-        for (int x = 0; x < (int)c->width; x += 2) {
-            hs_view_hit h;
-            if (hs_view_hit_test(&h, c, v, in, x, y) != HS_HIT_NONE && m(&h, a, b, cc)) {
-                sx += x;
-                sy += y;
-                n++;
-                if (x < region_x0) region_x0 = x;
-                if (y < region_y0) region_y0 = y;
-            }
-        }
-    if (!n) return 0;
-    *cx = sx / n;
-    *cy = sy / n;
-    return n;
-}
-
-static int match_needle(const hs_view_hit *h, int t, int l, int d) {
-    return h->what == HS_HIT_NEEDLE && h->task == t && h->length == l && h->depth == d;
-}
-static int match_head(const hs_view_hit *h, int i, int b, int c) {
-    (void)b; (void)c;
-    return h->what == HS_HIT_HEAD && h->head == i;
-}
 
 TEST(views_cairo_needle_colours) {
     synth S;
@@ -780,6 +781,14 @@ TEST(views_hit_tests_both_painters) {
         CHECK(strstr(hit.text, want), "hover '%.200s' lacks %.30s", hit.text, want);
     }
     pix_close(&p);
+    synth_free(&S);
+}
+#endif
+
+TEST(views_hit_tests_text_cells) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    double cx, cy;
     hs_text_grid g;
     CHECK(hs_text_grid_init(&g, 80, 24, HS_TEXT_UTF8, 256, 0) == 0, "grid");
     hs_canvas c;
@@ -794,7 +803,6 @@ TEST(views_hit_tests_both_painters) {
     hs_text_grid_free(&g);
     synth_free(&S);
 }
-#endif
 
 /* A model too big for one screen (24 layers x 16 heads): the heads view shows a window around
  * the selected head, says which part it shows, and the selected head stays hittable. */

@@ -38,9 +38,6 @@ double hs_vc_font(hs_canvas *c) {
 double hs_vc_line(hs_canvas *c) { return c->is_text ? 1 : hs_vc_font(c) * 1.35; }
 double hs_vc_pad(hs_canvas *c) { return c->is_text ? 1 : hs_vc_font(c) * 0.5; }
 
-int hs_vc_small(hs_canvas *c) {
-    return c->is_text ? (c->width < 100 || c->height < 30) : (c->width < 800 || c->height < 500);
-}
 
 int hs_vc_ascii(hs_canvas *c) {
     return c->is_text && c->text_width(c, "\xe2\x80\xa6", 1) > 1;

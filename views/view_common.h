@@ -21,7 +21,6 @@ hs_rgba hs_vc_mix(hs_rgba a, hs_rgba b, double t);  /* (1-t) a + t b, opaque */
 double hs_vc_font(hs_canvas *c);        /* body text size (1 on text cells) */
 double hs_vc_line(hs_canvas *c);        /* line height */
 double hs_vc_pad(hs_canvas *c);         /* a small gap */
-int hs_vc_small(hs_canvas *c);          /* 1 when the canvas is cramped (80x24, 640x400) */
 
 /* 1 on an ASCII-only text canvas. The canvas interface has no charset field; the text
  * painter transliterates an ellipsis to two dots in ASCII mode, which is what this asks. */

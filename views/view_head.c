@@ -140,8 +140,6 @@ void hs_view_head_draw(hs_canvas *c, const hs_view_input *in) {
                c->is_text ? "key s" : "key position s (tokens)", NULL, HS_AXES_NOFRAME);
     hs_vc_axes(c, L.mx - L.tok_y_w, L.my, L.mw + L.tok_y_w, L.mh, NULL, &ay, 0, HS_TICK_TOKENS, 0,
                1, NULL, c->is_text ? "query t" : "query position t (tokens)", HS_AXES_NOFRAME);
-    /* the tick labels above were placed for a rect starting left of the token column */
-    (void)ay;
 
     /* needle span on the key axis */
     const hs_probe_result *p = in->probe;
@@ -172,7 +170,6 @@ void hs_view_head_draw(hs_canvas *c, const hs_view_input *in) {
     }
     /* probe rows on the query axis */
     if (p && p->n_probe > 0 && p->probe_pos) {
-        hs_rgba pc = hs_vc_accent(dark);
         double bx = c->is_text ? L.mx - 1 : L.mx - L.tok_y_w - fs * 0.55;
         double bw = c->is_text ? 1 : fs * 0.35;
         int shown = 0;
@@ -189,7 +186,6 @@ void hs_view_head_draw(hs_canvas *c, const hs_view_input *in) {
         if (shown && !c->is_text)
             c->text(c, bx - fs * 0.2, first_y - fs * 0.6, "probe", fs * 0.8, needle,
                     HS_ALIGN_RIGHT, 1);
-        (void)pc;
     }
     /* token text along the axes */
     if (L.tok_x) {

@@ -134,7 +134,7 @@ void hs_view_model_draw(hs_canvas *c, const hs_view_input *in) {
     hs_config_total_heads(cfg, &biased, &nope);
     for (int l = 0; l < cfg->num_layers; l++) hh += cfg->layers[l].n_mixers == 2;
     fmt_count(a, sizeof a, hs_config_param_count(cfg));
-    const char *lines[6];
+    const char *lines[4];
     char l1[160], l2[160], l3[160], l4[160];
     snprintf(l1, sizeof l1, "parameters %s", a);
     snprintf(l2, sizeof l2, "%d layers (%d LH, %d HH), d=%d", cfg->num_layers, cfg->num_layers - hh,

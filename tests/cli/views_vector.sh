@@ -11,6 +11,7 @@ command -v pdftoppm >/dev/null || { echo "skip: pdftoppm (poppler-utils) not ins
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 HS_VIEWS_OUT="$out" "$tests" views_export_files > "$out/log" 2>&1 || { cat "$out/log"; exit 1; }
+grep -q "^ok   views_export_files" "$out/log" || { echo "skip: built without cairo (no export)"; exit 77; }
 n_svg=$(ls "$out"/*.svg 2>/dev/null | wc -l)
 n_pdf=$(ls "$out"/*.pdf 2>/dev/null | wc -l)
 [ "$n_svg" -eq 12 ] && [ "$n_pdf" -eq 12 ] || { echo "expected 12 svg + 12 pdf, got $n_svg + $n_pdf"; exit 1; }
