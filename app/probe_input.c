@@ -145,7 +145,8 @@ void hs_input_build(hs_input *in, const hs_input_args *a, const hs_model *m, con
         int rc = hs_needle_generate(&in->sample, &assets, (hs_needle_task)task, length,
                                     a->have_depth ? a->depth : 50.0, a->seed, err, sizeof err);
         hs_assets_free(&assets);
-        if (rc) hs_cli_die(cmd, "--task %s: %s", a->task, err);
+        if (rc) hs_cli_die(cmd, "--task %s --length %d --depth %g: %s", a->task, length,
+                           a->have_depth ? a->depth : 50.0, err);
         in->is_task = 1;
         in->T = in->sample.length;
         in->tokens = malloc(sizeof(int32_t) * (size_t)in->T);
