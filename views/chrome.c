@@ -138,12 +138,12 @@ static void draw_keybar(hs_canvas *c, double y, double h) {
     hs_rgba key_bg = hs_vc_grid(dark), fg = hs_theme_fg(dark), mu = hs_vc_muted(dark);
     for (size_t i = 0; i < sizeof bar / sizeof bar[0]; i++) {
         double kw = hs_vc_bold_width(c, bar[i].key, fs), ww = c->text_width(c, bar[i].what, fs);
-        double need = kw + ww + (c->is_text ? 2 : fs * 1.6);
+        double need = kw + ww + (c->is_text ? 3 : fs * 1.6);
         if (x + need > c->width) break;
         if (c->is_text) {
             c->fill_rect(c, x, y, kw, 1, key_bg);
             c->text(c, x, cy, bar[i].key, fs, fg, HS_ALIGN_LEFT, 1);
-            c->text(c, x + kw, cy, bar[i].what, fs, mu, HS_ALIGN_LEFT, 0);
+            c->text(c, x + kw + 1, cy, bar[i].what, fs, mu, HS_ALIGN_LEFT, 0);
         } else {
             c->fill_rect(c, x - fs * 0.25, cy - fs * 0.7, kw + fs * 0.5, fs * 1.4, key_bg);
             c->text(c, x, cy, bar[i].key, fs, fg, HS_ALIGN_LEFT, 1);

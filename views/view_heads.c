@@ -96,6 +96,13 @@ static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, doubl
         L->map_h = L->ch - L->tag_h;
         L->map_w = L->cw - 1;
         if (L->map_w > L->map_h * 2 + 2) L->map_w = L->map_h * 2 + 2;  /* cells are ~2:1 */
+        /* wide cells: the tag beside the map ("NoPE h0" / ".65 .00"), the row below free */
+        L->tag_w = 10;
+        if (L->ch >= 3 && L->cw - 2 - L->tag_w >= (L->ch - 1) * 2) {
+            L->beside = 1;
+            L->map_h = L->ch - 1;
+            L->map_w = fmin(L->map_h * 2 + 2, L->cw - 2 - L->tag_w);
+        }
     } else {
         double gap = L->tags ? fmax(3, fs * 0.5) : fmax(3, fs * 0.35);
         double side = fmin(L->cw - gap, L->ch - L->tag_h - gap);
@@ -190,7 +197,16 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
         if (!L.tags) continue;
         double ty = my + L.map_h + (c->is_text ? 0.5 : fs * 0.85 * 0.65);
         double avail = L.map_w + (c->is_text ? 1 : 0);
-        if (c->is_text) {
+        if (c->is_text && L.beside) {
+            double tx = mx + L.map_w + 1;
+            snprintf(buf, sizeof buf, "%s h%d", lab, st ? st->head : m->head.head);
+            if (sel) c->fill_rect(c, tx, my, L.tag_w, 1, hs_vc_accent(dark));
+            c->text(c, tx, my + 0.5, buf, 1, sel ? hs_theme_bg(dark) : bc, HS_ALIGN_LEFT, 1);
+            if (st) {
+                snprintf(buf, sizeof buf, "%.2f %.2f", st->entropy, st->hit_rate);
+                c->text(c, tx, my + 1.5, buf, 1, mu, HS_ALIGN_LEFT, 0);
+            }
+        } else if (c->is_text) {
             char ent[16] = "", hit[16] = "";
             if (st) {
                 snprintf(ent, sizeof ent, "%.2f", st->entropy);
@@ -237,14 +253,15 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
     int shown_all = L.rows == L.n_layers && L.cols == L.max_cols;
     char part[96] = "";
     if (!shown_all)
-        snprintf(part, sizeof part, "layers %d-%d of %d, heads %d-%d of %d  ", L.row0,
-                 L.row0 + L.rows - 1, L.n_layers, L.col0, L.col0 + L.cols - 1, L.max_cols);
+        snprintf(part, sizeof part, c->is_text ? "L%d-%d/%d H%d-%d/%d  " : "layers %d-%d of %d, heads %d-%d of %d  ",
+                 L.row0, L.row0 + L.rows - 1, L.n_layers, L.col0, L.col0 + L.cols - 1, L.max_cols);
     const char *pooled = in->maps && in->n_maps > 0 && in->maps[0].agg == HS_POOL_MAX ? "max" : "mean";
     if (!L.tags)
         snprintf(foot, sizeof foot, "%sband = branch type; hover a map for entropy and hit rate; %s-pooled",
                  part, pooled);
     else if (c->is_text)
-        snprintf(foot, sizeof foot, "%sentropy hit  %s-pooled", part, pooled);
+        snprintf(foot, sizeof foot, "%stags: entropy, top-%d hit rate; %s-pooled", part,
+                 in->probe ? in->probe->topk : in->topk, pooled);
     else
         snprintf(foot, sizeof foot, "%sH = normalised entropy, hit = top-%d hit rate; %s-pooled, each map on its own scale",
                  part, in->probe ? in->probe->topk : in->topk, pooled);
