@@ -9,11 +9,13 @@
  *          nothing is ever subtracted (no cancellation on long inputs). The at most two chunks
  *          that the window edge cuts, and the chunk itself, are done as masked L x C products
  *          through the value-path form. Memory O((W/C) (C dk + |P|) + (W/C) (|P| + dk dv)).
- * overlap: the chunk grid is aligned to the block starts jS and to the restart points
+ * overlap: (S >= C) the chunk grid is aligned to the block starts jS and to the restart points
  *          (j+1)S - W, so every chunk lies in one block and every restart is a chunk start.
  *          At a block start the state is rebuilt from zero by folding the stored (P, U) of
  *          the chunks since the restart point (about (W-S)/C folds per block); inside a block
- *          it advances chunk by chunk as in the plain schedule. */
+ *          it advances chunk by chunk as in the plain schedule. With S < C that grid would be
+ *          cut into tiny chunks, so overlap then runs the exact schedule with the per-block
+ *          restart point as the window edge (full chunks: floor((W-S+1)/C) - 1). */
 #include "linattn.h"
 #include "blas_threads.h"
 
@@ -61,8 +63,6 @@ int la_visible_lo(int t, int swla, int W, int S) {
     else if (swla == 2) lo = ((long)t / S + 1) * S - W;
     return lo > 0 ? (int)lo : 0;
 }
-
-static int floor_div(long a, long b) { return (int)(a >= 0 ? a / b : -((-a + b - 1) / b)); }
 
 /* ---- state algebra ---------------------------------------------------------------- */
 
@@ -192,23 +192,31 @@ static const la_agg *vanherk_window(const la_dims *d, vanherk *vh, int n) {
     return &vh->tmp;
 }
 
-static size_t exact_scratch(const la_dims *d, int C, int W) {
-    int m = W / C, k = m - 1 > 0 ? m - 1 : 0, R = m + 2;
+/* Chunks that are visible in full to every query of a chunk: floor(Wmin / C) - 1 of them, where
+ * every query sees at least Wmin sources (exact: W; overlap: W - S + 1). The ring keeps the
+ * chunks a window edge may still cut: everything within W + C tokens. */
+static int window_min(int swla, int W, int S) { return swla == 2 ? W - S + 1 : W; }
+static int ring_chunks(int C, int W) { return (W + C - 1) / C + 3; }
+
+static size_t window_scratch(const la_dims *d, int C, int swla, int W, int S) {
+    int m = window_min(swla, W, S) / C, k = m - 1 > 0 ? m - 1 : 0, R = ring_chunks(C, W);
     size_t agg = rounded((size_t)d->psz) + rounded((size_t)d->dk * d->dv);
     return plain_scratch(d, C) + (size_t)R * (rounded((size_t)C * d->dk) + rounded((size_t)d->psz))
          + (size_t)(2 * k + 2) * agg + rounded((size_t)C * d->dk) * 2 + rounded((size_t)C * C)
          + rounded((size_t)d->dk * d->dv);
 }
 
-static void head_exact(const la_dims *d, float *out, const float *v, int T, int C, int W, int h, float *scratch,
-                       size_t cap) {
+/* Sliding-window schedule for any visible set [lo(t), t] with lo non-decreasing and every
+ * query seeing at least window_min sources: exact SWLA, and overlap when S < C. */
+static void head_window(const la_dims *d, float *out, const float *v, int T, int C, int swla, int W, int S,
+                        int h, float *scratch, size_t cap) {
     const la_method *m = d->m;
     const int dk = d->dk, dv = d->dv, ldv = m->H * dv;
-    const int mw = W / C, k = mw - 1 > 0 ? mw - 1 : 0, R = mw + 2;
+    const int mw = window_min(swla, W, S) / C, k = mw - 1 > 0 ? mw - 1 : 0, R = ring_chunks(C, W);
     arena a = {scratch, 0, cap};
     la_chunk ch;
     ch.qe = take(&a, (size_t)C * dk); ch.ai = take(&a, (size_t)C * C);
-    float *S = take(&a, (size_t)dk * dv), *S2 = take(&a, (size_t)dk * dv);
+    float *St = take(&a, (size_t)dk * dv), *S2 = take(&a, (size_t)dk * dv);
     float *ls = take(&a, m->scratch_floats);
     float **ring_ke = malloc(sizeof(float *) * (size_t)R * 2), **ring_p = ring_ke + R;
     la_agg *aggs = malloc(sizeof(la_agg) * (size_t)(2 * k + 2));
@@ -219,7 +227,7 @@ static void head_exact(const la_dims *d, float *out, const float *v, int T, int 
     float *X = take(&a, (size_t)C * dk), *X2 = take(&a, (size_t)C * dk), *A = take(&a, (size_t)C * C);
     float *own_u = take(&a, (size_t)dk * dv); /* U of this chunk when no van Herk slot takes it */
 
-    memset(S, 0, sizeof(float) * (size_t)dk * dv);
+    memset(St, 0, sizeof(float) * (size_t)dk * dv);
     for (int n = 0, c0 = 0; c0 < T; n++, c0 += C) {
         const int L = T - c0 < C ? T - c0 : C;
         ch.L = L;
@@ -228,11 +236,11 @@ static void head_exact(const la_dims *d, float *out, const float *v, int T, int 
         m->local(m, h, c0, L, C, &ch, ls);
         const float *vc = v + (size_t)c0 * ldv + (size_t)h * dv;
         float *o = out + (size_t)c0 * ldv + (size_t)h * dv;
-        if (c0 + L <= W) {
-            chunk_output(d, o, ldv, &ch, S, vc, ldv, C); /* no query of this chunk reaches the window edge */
+        if (la_visible_lo(c0 + L - 1, swla, W, S) == 0) {
+            chunk_output(d, o, ldv, &ch, St, vc, ldv, C); /* no query of this chunk reaches a window edge */
         } else {
             const int jf = mw >= 1 ? n + 1 - mw : n;
-            const int p = floor_div((long)c0 - W + 1, C);
+            const int p = la_visible_lo(c0, swla, W, S) / C; /* oldest chunk any query here sees */
             if (n - jf > 0) {
                 const la_agg *z = vanherk_window(d, &vh, n);
                 la_mm_nn(L, dv, dk, 1.0f, ch.qe, dk, z->u, dv, 0.0f, o, ldv);
@@ -241,15 +249,17 @@ static void head_exact(const la_dims *d, float *out, const float *v, int T, int 
                 for (int t = 0; t < L; t++) memset(o + (size_t)t * ldv, 0, sizeof(float) * (size_t)dv);
                 memcpy(X, ch.qe, sizeof(float) * (size_t)L * dk);
             }
-            /* the chunk's own tokens, masked to s > t - W */
-            for (int t = 0; t < L; t++)
-                for (int s = 0; s <= t - W && s < L; s++) ch.ai[(size_t)t * C + s] = 0.0f;
+            /* the chunk's own tokens, masked to s >= lo(t) */
+            for (int t = 0; t < L; t++) {
+                const int first = la_visible_lo(c0 + t, swla, W, S) - c0;
+                for (int s = 0; s < first && s < L; s++) ch.ai[(size_t)t * C + s] = 0.0f;
+            }
             la_mm_nn(L, dv, L, 1.0f, ch.ai, C, vc, ldv, 1.0f, o, ldv);
             /* chunks cut by the window edge, newest first, carrying X back through each */
             for (int j = jf - 1; j >= 0 && j >= p; j--) {
                 la_mm_nt(L, C, dk, 1.0f, X, dk, ring_ke[j % R], dk, 0.0f, A, C);
                 for (int t = 0; t < L; t++) {
-                    long first = (long)c0 + t - W + 1 - (long)j * C; /* first visible key of row t, chunk-local */
+                    long first = (long)la_visible_lo(c0 + t, swla, W, S) - (long)j * C; /* chunk-local */
                     for (int s = 0; s < C && s < first; s++) A[(size_t)t * C + s] = 0.0f;
                 }
                 la_mm_nn(L, dv, C, 1.0f, A, C, v + (size_t)j * C * ldv + (size_t)h * dv, ldv, 1.0f, o, ldv);
@@ -263,10 +273,10 @@ static void head_exact(const la_dims *d, float *out, const float *v, int T, int 
         /* this chunk's own contribution U = ke^T V */
         float *u = k > 0 ? vh.cur[n % k].u : own_u;
         la_mm_tn(dk, dv, L, 1.0f, ch.ke, dk, vc, ldv, 0.0f, u, dv);
-        if (c0 + L < W) { /* the unwindowed state is still needed by the next chunk */
+        if (la_visible_lo(c0 + L, swla, W, S) == 0) { /* the unwindowed state is still needed */
             memcpy(S2, u, sizeof(float) * (size_t)dk * dv);
-            add_p_state(d, S2, ch.p, S);
-            float *t = S; S = S2; S2 = t;
+            add_p_state(d, S2, ch.p, St);
+            float *t = St; St = S2; S2 = t;
         }
         if (k > 0) {
             memcpy(vh.cur[n % k].p, ch.p, sizeof(float) * (size_t)d->psz);
@@ -379,11 +389,14 @@ void la_forward_chunked(float *out, const float *v, int T, int C, int swla, int 
     la_dims d = {m, m->dk, m->dv, m->dense ? m->dk * m->dk : m->dk};
     overlap_grid g = {0};
     size_t need;
-    if (swla == 2) {
+    /* overlap with blocks shorter than a chunk would cut the grid into tiny chunks: it takes
+     * the sliding-window schedule instead (its window edge cuts at most three chunks) */
+    const int grid = swla == 2 && S >= C;
+    if (grid) {
         if (overlap_grid_build(&g, T, C, W, S) != 0) abort();
         need = overlap_scratch(&d, C, g.ring);
-    } else if (swla == 1) {
-        need = exact_scratch(&d, C, W);
+    } else if (swla != 0) {
+        need = window_scratch(&d, C, swla, W, S);
     } else {
         need = plain_scratch(&d, C);
     }
@@ -396,8 +409,8 @@ void la_forward_chunked(float *out, const float *v, int T, int C, int swla, int 
         if (!scratch) abort();
         #pragma omp for schedule(dynamic, 1)
         for (int h = 0; h < m->H; h++) {
-            if (swla == 2) head_overlap(&d, out, v, &g, C, h, scratch, need);
-            else if (swla == 1) head_exact(&d, out, v, T, C, W, h, scratch, need);
+            if (grid) head_overlap(&d, out, v, &g, C, h, scratch, need);
+            else if (swla != 0) head_window(&d, out, v, T, C, swla, W, S, h, scratch, need);
             else head_plain(&d, out, v, T, C, h, scratch, need);
         }
         free(scratch);
