@@ -101,12 +101,12 @@ static void attention_tile(const attn_args *a, attn_work *w, int h, int t0) {
     }
 }
 
-/* Keys per tile: 4 Bq, at most 512. Long key tiles amortise the per-call packing of the query
- * tile inside sgemm (Bq = 128 with 512 keys measured ~1.5x faster than 64 with 128 at T = 8K);
- * under a window a query tile of Bq rows sees at most window + Bq - 1 keys, so the key tile
- * need not be longer than that. */
+/* Keys per tile: 512 (4 Bq for query tiles under 64 rows). Long key tiles amortise the
+ * per-call packing of the query tile inside sgemm (512 keys measured ~1.5x faster than 128 at
+ * T = 8K); under a window a query tile of Bq rows sees at most window + Bq - 1 keys, so the
+ * key tile need not be longer than that. */
 static int key_tile(int T, int window, int Bq) {
-    int bk = 4 * Bq < 512 ? 4 * Bq : 512;
+    int bk = Bq >= 64 ? 512 : 4 * Bq;
     if (window > 0 && window + Bq - 1 < bk) bk = window + Bq - 1;
     if (T < bk) bk = T;
     bk = (bk + 15) & ~15;
