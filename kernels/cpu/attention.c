@@ -14,7 +14,7 @@
 
 typedef struct {
     const float *q, *k, *v, *row_scale;
-    const float *kt; /* [Hkv, dk, T]: keys transposed once, so both tile products are NN */
+    const float *kt; /* [dk, T]: the current kv head's keys transposed, so both tile products are NN */
     float *out;
     int T, H, Hkv, dk, dv, window, Bq, Bk;
 } attn_args;
@@ -71,7 +71,7 @@ static void attention_tile(const attn_args *a, attn_work *w, int h, int t0) {
     const int kvh = h / (a->H / a->Hkv);
     const int ldq = a->H * dk, ldv = a->Hkv * dv, ldo = a->H * dv;
     const float inv_sqrt = 1.0f / sqrtf((float)dk);
-    const float *ktbase = a->kt + (size_t)kvh * dk * a->T, *vbase = a->v + (size_t)kvh * dv;
+    const float *ktbase = a->kt, *vbase = a->v + (size_t)kvh * dv;
 
     for (int r = 0; r < nq; r++) {
         const float *qr = a->q + (size_t)(t0 + r) * ldq + (size_t)h * dk;
@@ -119,11 +119,11 @@ void attention_forward(float *out, const float *q, const float *k, const float *
                        int window, int tile) {
     if (T <= 0 || H <= 0) return;
     if (tile <= 0) tile = 128;
-    float *kt = malloc(sizeof(float) * (size_t)T * Hkv * dk);
+    float *kt = malloc(sizeof(float) * (size_t)T * dk);
     if (!kt) abort();
     attn_args a = {q, k, v, row_scale, kt, out, T, H, Hkv, dk, dv, window, tile, key_tile(T, window, tile)};
-    const int n_qt = (T + a.Bq - 1) / a.Bq;
-    const long items = (long)n_qt * H;
+    const int n_qt = (T + a.Bq - 1) / a.Bq, group = H / Hkv;
+    const long items = (long)n_qt * group;
     const double pairs = window > 0 && window < T ? (double)T * window : (double)T * (T + 1) / 2;
     const int par = hs_parallel_worth(2.0 * pairs * H * (dk + dv));
     #pragma omp parallel if (par)
@@ -135,19 +135,22 @@ void attention_forward(float *out, const float *q, const float *k, const float *
         w.m = malloc(sizeof(float) * (size_t)a.Bq);
         w.l = malloc(sizeof(float) * (size_t)a.Bq);
         if (!w.qs || !w.s || !w.acc || !w.m || !w.l) abort();
-        #pragma omp for schedule(static)
-        for (int g = 0; g < Hkv; g++)
-            for (int s0 = 0; s0 < T; s0 += 64) { /* blocked transpose of kv head g */
+        /* One kv head at a time, so the transposed keys cost T x dk floats, not T x Hkv x dk
+         * (the implicit barriers keep the transpose and its readers apart). */
+        for (int g = 0; g < Hkv; g++) {
+            #pragma omp for schedule(static)
+            for (int s0 = 0; s0 < T; s0 += 64) { /* blocked transpose */
                 const int s1 = s0 + 64 < T ? s0 + 64 : T;
                 for (int i = 0; i < dk; i++)
                     for (int s = s0; s < s1; s++)
-                        kt[((size_t)g * dk + i) * T + s] = k[((size_t)s * Hkv + g) * dk + i];
+                        kt[(size_t)i * T + s] = k[((size_t)s * Hkv + g) * dk + i];
             }
-        /* Latest query tiles first: under causal masking they are the most expensive. */
-        #pragma omp for schedule(dynamic, 1)
-        for (long it = 0; it < items; it++) {
-            int qt = n_qt - 1 - (int)(it / H), h = (int)(it % H);
-            attention_tile(&a, &w, h, qt * a.Bq);
+            /* Latest query tiles first: under causal masking they are the most expensive. */
+            #pragma omp for schedule(dynamic, 1)
+            for (long it = 0; it < items; it++) {
+                int qt = n_qt - 1 - (int)(it / group), h = g * group + (int)(it % group);
+                attention_tile(&a, &w, h, qt * a.Bq);
+            }
         }
         free(w.qs); free(w.s); free(w.acc); free(w.m); free(w.l);
     }
