@@ -6,32 +6,33 @@
 
 #include "view_common.h"
 
+/* Actions stay short (<= 26 characters) so the help fits two columns at 80x24. */
 const hs_key_help hs_key_map[] = {
-    { "1-6 Tab", "switch view: heads head tidal needle ppl model" },
-    { "arrows", "select a head / needle cell; pan when zoomed" },
-    { "PgUp PgDn", "previous / next needle task (head: layer)" },
-    { "Enter", "run the view's job (probe, needle sweep, perplexity)" },
-    { "Esc", "cancel the running job, close help" },
-    { "w", "SWLA off / exact / overlap" },
-    { "[ ]", "SWLA window /2, x2" },
-    { "g", "log scaling on / off" },
-    { "{ }", "log-scaling L0 /2, x2" },
-    { "a A", "SWA window /2, x2" },
-    { "r R", "RoPE window /2, x2 (below 64: off)" },
-    { "m", "hybrid ratio: next sibling checkpoint" },
-    { "< >", "context length /2, x2" },
-    { "t", "needle task SK1 / SK2 / SK3" },
-    { "d D", "needle depth -10 / +10 %" },
-    { "k K", "top-k /2, x2" },
-    { "x", "ablate the selected head on / off" },
-    { "c", "device cpu / cuda" },
-    { "+ - wheel", "zoom the head map (drag pans)" },
+    { "1-6 Tab", "switch view" },
+    { "arrows", "select head/cell; pan zoom" },
+    { "PgUp PgDn", "needle task / head layer" },
+    { "Enter", "run this view's job" },
+    { "Esc", "cancel job, close help" },
+    { "w", "SWLA off/exact/overlap" },
+    { "[ ]", "SWLA window /2 x2" },
+    { "g", "log scaling on/off" },
+    { "{ }", "log-scaling L0 /2 x2" },
+    { "a A", "SWA window /2 x2" },
+    { "r R", "RoPE window /2 x2" },
+    { "m", "hybrid ratio (sibling)" },
+    { "< >", "context length /2 x2" },
+    { "t", "task SK1/SK2/SK3" },
+    { "d D", "needle depth -/+10%" },
+    { "k K", "top-k /2 x2" },
+    { "x", "ablate selected head" },
+    { "c", "device cpu/cuda" },
+    { "+ - wheel", "zoom head map; drag pans" },
     { "0", "reset zoom" },
-    { "l", "colour bar linear / log" },
-    { "p", "pin the perplexity curve" },
-    { "P", "clear the pinned curves" },
-    { "T", "light / dark theme" },
-    { "s", "save the view as an image" },
+    { "l", "colour bar linear/log" },
+    { "p", "pin perplexity curve" },
+    { "P", "clear pinned curves" },
+    { "T", "light/dark theme" },
+    { "s", "save view as image" },
     { "? F1", "this help" },
     { "q", "quit" },
 };
@@ -175,12 +176,12 @@ void hs_help_overlay_draw(hs_canvas *c) {
     double avail_w = c->width - (c->is_text ? 2 : pad * 4);
     double avail_h = c->height - (c->is_text ? 4 : ln * 4);
     int ncol = 1;
-    if (ln * hs_key_map_len > avail_h && colw * 2 + gap <= avail_w * 1.6) ncol = 2;
+    if (ln * (hs_key_map_len + 2) > avail_h) ncol = 2;   /* actions shorten to fit if need be */
     int rows = (hs_key_map_len + ncol - 1) / ncol;
     if (ncol == 2 && colw * 2 + gap > avail_w) colw = (avail_w - gap) / 2;
     if (ncol == 1 && colw > avail_w) colw = avail_w;
     double w = colw * ncol + gap * (ncol - 1) + (c->is_text ? 2 : pad * 4);
-    double h = ln * (rows + 2) + (c->is_text ? 1 : pad * 3);
+    double h = c->is_text ? rows + 4 : ln * (rows + 2) + pad * 3;  /* borders, title, gap */
     if (h > c->height) h = c->height;
     double x = floor((c->width - w) / 2), y = floor((c->height - h) / 2);
     if (x < 0) x = 0;

@@ -384,7 +384,7 @@ double hs_vc_legend(hs_canvas *c, double x_right, double y_top, const hs_legend_
 /* ---- text helpers ---- */
 
 double hs_vc_bold_width(hs_canvas *c, const char *s, double size) {
-    return c->text_width(c, s, size) * (c->is_text ? 1 : 1.1);
+    return c->text_width(c, s, size) * (c->is_text ? 1 : 1.16);
 }
 
 void hs_vc_fit(hs_canvas *c, char *out, size_t n, const char *s, double size, double max_w) {

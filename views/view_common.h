@@ -102,7 +102,7 @@ void hs_vc_placeholder(hs_canvas *c, double x, double y, double w, double h, con
 /* Title line at the top of a view; returns the height used. */
 double hs_vc_title(hs_canvas *c, const hs_view_input *in, const char *title);
 double hs_vc_title_height(hs_canvas *c);
-/* Width of bold text: the canvas measures the regular face; bold runs about 10% wider. */
+/* Width of bold text: the canvas measures the regular face; DejaVu bold runs up to ~15% wider. */
 double hs_vc_bold_width(hs_canvas *c, const char *s, double size);
 /* Shortens s to fit max_w (ending in "..") into out. */
 void hs_vc_fit(hs_canvas *c, char *out, size_t n, const char *s, double size, double max_w);
