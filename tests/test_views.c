@@ -898,3 +898,42 @@ TEST(views_odd_sizes) {
 #endif
     synth_free(&S);
 }
+
+/* The selected needle cell shows the needle sentence and the question from the prompt's own
+ * tokens when they were kept, and the model's answer with its verdict. */
+TEST(views_needle_panel_uses_prompt_tokens) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    const char *prompt = "noise noise. One of the special magic numbers for quiet-harbor is: 4817305. "
+                         "more noise.\nWhat is the special magic number for quiet-harbor mentioned in "
+                         "the provided text? The special magic number for quiet-harbor mentioned in the "
+                         "provided text is";
+    int n = (int)strlen(prompt);
+    int32_t *tok = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    tok[0] = 256;
+    for (int i = 0; i < n; i++) tok[i + 1] = (unsigned char)prompt[i];
+    size_t ci = (0 * 4 + 0) * 5 + 2;                   /* the selected cell */
+    hs_needle_sample *s = &S.niah.shown[ci];
+    s->tokens = tok;
+    s->length = n + 1;
+    s->needle_start = 1 + (int)(strstr(prompt, "One of") - prompt);
+    s->needle_end = 1 + (int)(strstr(prompt, "4817305.") - prompt) + 8;
+    s->probe_start = 1 + (int)(strstr(prompt, "What is") - prompt);
+    s->probe_end = n + 1;
+    hs_text_grid g;
+    CHECK(hs_text_grid_init(&g, 160, 30, HS_TEXT_UTF8, 256, 0) == 0, "grid");
+    hs_canvas c;
+    hs_canvas_text_init(&c, &g);
+    hs_view_draw(&c, HS_VIEW_NEEDLE, &S.in);
+    char *txt = hs_text_grid_to_utf8(&g);
+    int ok = strstr(txt, "needle: One of the special magic numbers for quiet-harbor is: 4817305.") &&
+             strstr(txt, "question: What is the special magic number for quiet-harbor mentioned") &&
+             strstr(txt, "answer: 4817305  [correct]");
+    if (!ok) fprintf(stderr, "%s", txt);
+    free(txt);
+    hs_text_grid_free(&g);
+    s->tokens = NULL;
+    free(tok);
+    synth_free(&S);
+    CHECK(ok, "needle panel lacks the prompt's sentence, question or answer");
+}

@@ -24,6 +24,20 @@ static size_t cell_index(const hs_niah_result *r, int task, int l, int d) {
     return ((size_t)task * r->n_lengths + l) * r->n_depths + d;
 }
 
+/* Printable text of the sample's tokens [a, b) (byte tokenizer; newlines become spaces).
+ * Returns 0 when the tokens are gone or the range is empty. */
+static int sample_text(char *out, size_t n, const hs_needle_sample *s, int a, int b) {
+    if (!s->tokens || a < 0 || b <= a || b > s->length || n == 0) return 0;
+    size_t k = 0;
+    for (int i = a; i < b && k + 1 < n; i++) {
+        int32_t t = s->tokens[i];
+        if (t < 0 || t > 255) continue;
+        out[k++] = t >= 32 && t < 127 ? (char)t : t == '\n' || t == '\t' ? ' ' : '.';
+    }
+    out[k] = 0;
+    return k > 0;
+}
+
 static int has_selection(const hs_view_input *in) {
     const hs_niah_result *r = in->niah;
     return r && in->sel_task >= 0 && in->sel_task < r->n_tasks && in->sel_length >= 0 &&
@@ -235,12 +249,19 @@ void hs_view_needle_draw(hs_canvas *c, const hs_view_input *in) {
         return;
     }
     char line[512];
-    snprintf(line, sizeof line, "%s L=%s depth %.0f%%  %d/%d correct   needle: %s = %s", tn, len,
-             r->depths[in->sel_depth], r->correct[ci], r->done[ci], s->key, s->value);
+    char nd[256];
+    if (!sample_text(nd, sizeof nd, s, s->needle_start, s->needle_end))
+        snprintf(nd, sizeof nd, "%s = %s", s->key, s->value);
+    snprintf(line, sizeof line, "%s L=%s depth %.0f%%  %d/%d correct   needle: %s", tn, len,
+             r->depths[in->sel_depth], r->correct[ci], r->done[ci], nd);
     hs_vc_fit(c, fit, sizeof fit, line, fs * 0.9, pw);
     c->text(c, px, ry, fit, fs * 0.9, fg, HS_ALIGN_LEFT, 0);
-    snprintf(line, sizeof line, "question: What is the special magic %s for %s?",
-             task == HS_SK3 ? "uuid" : "number", s->key);
+    /* the prompt's own words when its tokens were kept, else the spec's question */
+    char q[256];
+    if (!sample_text(q, sizeof q, s, s->probe_start, s->probe_end))
+        snprintf(q, sizeof q, "What is the special magic %s for %s?", task == HS_SK3 ? "uuid" : "number",
+                 s->key);
+    snprintf(line, sizeof line, "question: %s", q);
     hs_vc_fit(c, fit, sizeof fit, line, fs * 0.9, pw);
     c->text(c, px, ry + row, fit, fs * 0.9, mu, HS_ALIGN_LEFT, 0);
     snprintf(line, sizeof line, "answer: %s  [%s]", o->answer[0] ? o->answer : "(empty)",
