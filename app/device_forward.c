@@ -1,8 +1,11 @@
-/* Full forwards on the chosen device. */
+/* Full forwards on the chosen device, through the engine's dispatch (engine/forward_device.h),
+ * which keeps the model's GPU copy for the whole run. */
 #include "device_forward.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#include "forward_device.h"
 
 int hs_device_forward_open(hs_device_forward *f, int requested, const hs_model *m,
                            const hs_knobs *k, char *err, size_t errlen) {
@@ -12,23 +15,17 @@ int hs_device_forward_open(hs_device_forward *f, int requested, const hs_model *
     int d = hs_device_resolve(requested, err, errlen);
     if (d < 0) return -1;
     f->device = d;
-    if (d == HS_DEVICE_CUDA) {
-        f->api = hs_cuda_load(err, errlen);
-        if (!f->api) return -1;
-        f->cm = f->api->model_upload(m, err, errlen);
-        if (!f->cm) return -1;
-    }
+    if (d == HS_DEVICE_CUDA && hs_forward_device_prepare(m, err, errlen)) return -1;
     return 0;
 }
 
 int hs_device_forward_run(void *ctx, const int32_t *tokens, int T, const hs_forward_opts *opts,
                           char *err, size_t errlen) {
     hs_device_forward *f = ctx;
-    if (f->device == HS_DEVICE_CUDA) return f->api->forward(f->cm, tokens, T, f->k, opts, err, errlen);
-    return hs_forward(f->m, tokens, T, f->k, opts, err, errlen);
+    return hs_forward_on(f->device, f->m, tokens, T, f->k, opts, err, errlen);
 }
 
 void hs_device_forward_close(hs_device_forward *f) {
-    if (f->cm) f->api->model_free(f->cm);
+    if (f->device == HS_DEVICE_CUDA) hs_forward_device_release(f->m);
     memset(f, 0, sizeof *f);
 }

@@ -1,6 +1,6 @@
 /* The --device choice for commands that only need full forwards (ppl, and niah through
- * forward-based greedy decoding on CUDA): one callback that runs hs_forward on the CPU or
- * the CUDA plugin's forward. */
+ * forward-based greedy decoding on CUDA): one callback over hs_forward_on
+ * (engine/forward_device.h), which runs hs_forward or the CUDA plugin's forward. */
 #ifndef HS_DEVICE_FORWARD_H
 #define HS_DEVICE_FORWARD_H
 
@@ -12,8 +12,6 @@ typedef struct {
     int device;                /* HS_DEVICE_CPU or HS_DEVICE_CUDA */
     const hs_model *m;
     const hs_knobs *k;
-    const hs_cuda_api *api;    /* CUDA only */
-    hs_cuda_model *cm;
 } hs_device_forward;
 
 /* Resolves `requested` (hs_device_parse value) and uploads the model when it is CUDA.

@@ -1,0 +1,77 @@
+/* The model on the GPU: weights in one cudaMalloc arena (bf16 for every matrix, fp32 for
+ * norms, gate biases, A_log, dt_bias and conv taps) and a workspace arena sized for the
+ * largest T seen so far, so a forward allocates nothing on the device. */
+#ifndef HS_CUDA_MODEL_CUH
+#define HS_CUDA_MODEL_CUH
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "cuda_backend.h"
+}
+
+typedef __nv_bfloat16 bf16;
+
+typedef struct {
+    bf16 *q, *k, *v, *o;           /* [H*dk,d] [Hkv*dk,d] [Hkv*dv,d] [d,H*dv] */
+    bf16 *gk0, *gk1, *g, *a, *b;   /* gla gate [r,d] [H*dk,r]; gate proj [H*dv,d]; gdn [H,d] [H,d] */
+    float *gk_bias, *g_norm, *A_log, *dt_bias;
+    float *q_conv, *k_conv, *v_conv; /* [C, K] */
+} cu_mixer_w;
+
+typedef struct {
+    float *attn_norm, *mlp_norm;
+    bf16 *gate_up;                 /* [2F, d]: gate_proj rows then up_proj rows (one GEMM) */
+    bf16 *down;                    /* [d, F] */
+    cu_mixer_w mix[2];
+} cu_layer_w;
+
+/* Workspace, sized for ws_T tokens. */
+typedef struct {
+    int T;
+    float *x, *hf;                 /* [T,d] residual, normed (fp32) */
+    bf16 *hb;                      /* [T,d] normed (GEMM input) */
+    float *q, *k, *v, *o, *gk, *g, *gw, *tmp; /* [T, width] */
+    float *lr;                     /* [T, r] gla low rank */
+    bf16 *lrb;
+    float *beta, *la;              /* [T, Hmax] */
+    float *gu;                     /* [T, 2F] */
+    bf16 *mb;                      /* [T, F] */
+    bf16 *ob;                      /* [T, width] */
+    float *row_scale;              /* [T] */
+    float *nll;                    /* [T] */
+    float *logits;                 /* [logit_rows, V] */
+    int logit_rows;
+    int32_t *tokens;               /* [T] */
+    uint8_t *mask;                 /* [total heads] */
+} cu_workspace;
+
+struct hs_cuda_model {
+    hs_config cfg;
+    bf16 *embed, *lm_head;
+    float *norm;
+    cu_layer_w layers[HS_MAX_LAYERS];
+    int mask_off[HS_MAX_LAYERS][2]; /* offset of each mixer's heads in ws.mask */
+    int total_heads;
+    size_t width, rank, hmax;      /* widest per-token mixer activation, gla rank, most heads */
+    void *arena;                   /* weights */
+    size_t arena_bytes;
+    void *ws_arena;                /* workspace */
+    size_t ws_bytes;
+    cu_workspace ws;
+    cublasHandle_t blas;
+    cudaStream_t st;
+    int device;
+};
+
+/* Grows the workspace to hold T tokens (no-op when it already does). */
+int cu_workspace_ensure(hs_cuda_model *cm, int T, char *err, size_t errlen);
+
+hs_cuda_model *cu_model_upload(const hs_model *m, char *err, size_t errlen);
+void cu_model_free(hs_cuda_model *cm);
+int cu_forward(hs_cuda_model *cm, const int32_t *tokens, int T, const hs_knobs *k,
+               const hs_forward_opts *opts, char *err, size_t errlen);
+
+#endif

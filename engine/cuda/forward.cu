@@ -1,0 +1,374 @@
+/* The whole-model forward on the GPU, the same semantics as hs_forward (engine/forward.h):
+ * every knob, logits rows, NLL, final hidden state, the capture hook and progress.
+ * Projections are cuBLAS GEMMs with bf16 inputs and fp32 accumulation/outputs; the output
+ * projections and the MLP's down projection accumulate straight into the fp32 residual. */
+#include "cuda_model.cuh"
+#include "check.cuh"
+#include "kernels/cuda/kernels.cuh"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LAUNCH(call) CUDA_CHECK(call)
+
+/* The plugin is loaded with RTLD_LOCAL and cannot call the engine's C functions, so the knob
+ * resolution rules of engine/knobs.c (model-spec section 6) are restated here. */
+typedef struct {
+    double log_L0;                 /* 0 => no log scaling */
+    int swla, swla_window, swla_stride, swa_window, rope_window;
+} cu_knobs;
+
+static int l0_of(const hs_config *c, int v) { return v > 0 ? v : c->train_context; }
+
+static int resolve_knobs(cu_knobs *o, const hs_knobs *k, const hs_config *c, char *err, size_t errlen) {
+    memset(o, 0, sizeof *o);
+    if (k->log_scale) {
+        int l0 = l0_of(c, k->log_scale_L0);
+        if (l0 < 2) { snprintf(err, errlen, "--log-scale: L0 must be at least 2 (got %d)", l0); return -1; }
+        o->log_L0 = log((double)l0);
+    }
+    o->swla = (int)k->swla;
+    if (k->swla != HS_SWLA_OFF) {
+        o->swla_window = l0_of(c, k->swla_window);
+        if (o->swla_window < 1) { snprintf(err, errlen, "--swla-window: must be at least 1"); return -1; }
+        if (k->swla == HS_SWLA_OVERLAP) {
+            int s = k->swla_stride > 0 ? k->swla_stride : o->swla_window / 4;
+            o->swla_stride = s < 1 ? 1 : s;
+            if (o->swla_stride > o->swla_window) {
+                snprintf(err, errlen, "--swla-stride %d: must be at most the window %d", o->swla_stride, o->swla_window);
+                return -1;
+            }
+        } else {
+            o->swla_stride = o->swla_window;
+        }
+    }
+    o->swa_window = k->swa_window;
+    o->rope_window = k->rope_window == HS_KNOB_L0 ? c->train_context : k->rope_window;
+    if (k->n_ablate < 0 || k->n_ablate > HS_MAX_ABLATE) { snprintf(err, errlen, "--ablate: bad head count"); return -1; }
+    return 0;
+}
+
+static int mixer_window(const cu_knobs *k, const hs_mixer_config *m) {
+    switch (m->type) {
+    case HS_SWA:  return k->swa_window > 0 ? k->swa_window : m->window;
+    case HS_ROPE: return k->rope_window > 0 ? k->rope_window : 0;
+    default:      return 0;
+    }
+}
+
+/* out[n, out_dim] (fp32, += when accumulate) = in[n, in_dim] (bf16) @ w[out_dim, in_dim]^T (bf16). */
+static int gemm(hs_cuda_model *cm, float *out, const bf16 *in, const bf16 *w, int n, int in_dim,
+                int out_dim, int accumulate, char *err, size_t errlen) {
+    const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+    CUBLAS_CHECK(cublasGemmEx(cm->blas, CUBLAS_OP_T, CUBLAS_OP_N, out_dim, n, in_dim, &alpha, w,
+                              CUDA_R_16BF, in_dim, in, CUDA_R_16BF, in_dim, &beta, out, CUDA_R_32F,
+                              out_dim, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    return 0;
+}
+
+/* Host copies of a mixer's activations for the capture hook (only when one is set). */
+typedef struct {
+    float *q, *k, *v, *gk, *beta, *la, *out, *row_scale;
+    size_t floats;
+} capture_bufs;
+
+static void capture_free(capture_bufs *c) {
+    free(c->q); free(c->k); free(c->v); free(c->gk); free(c->beta); free(c->la); free(c->out);
+    free(c->row_scale);
+    memset(c, 0, sizeof *c);
+}
+
+static int d2h(float *dst, const float *src, size_t n, char *err, size_t errlen) {
+    CUDA_CHECK(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyDeviceToHost));
+    return 0;
+}
+
+/* Copies what the CPU mixer hands its hook (forward.h: hs_mixer_acts) and calls the hook. */
+static int run_capture(hs_cuda_model *cm, capture_bufs *cb, int l, int j, int T, const cu_knobs *kn,
+                       const hs_knobs_resolved *kr, const float *row_scale_host, int window,
+                       const hs_forward_opts *opts, char *err, size_t errlen) {
+    const hs_mixer_config *mc = &cm->cfg.layers[l].mixers[j];
+    size_t H = (size_t)mc->num_heads, Hkv = (size_t)(mc->num_kv_heads > 0 ? mc->num_kv_heads : mc->num_heads);
+    size_t t = (size_t)T, dk = (size_t)mc->head_k_dim, dv = (size_t)mc->head_v_dim;
+    if (!cb->q) {
+        size_t n = t * cm->width;
+        cb->q = (float *)malloc(n * 4); cb->k = (float *)malloc(n * 4); cb->v = (float *)malloc(n * 4);
+        cb->gk = (float *)malloc(n * 4); cb->out = (float *)malloc(n * 4);
+        cb->beta = (float *)malloc(t * cm->hmax * 4); cb->la = (float *)malloc(t * cm->hmax * 4);
+        if (!cb->q || !cb->k || !cb->v || !cb->gk || !cb->out || !cb->beta || !cb->la) {
+            snprintf(err, errlen, "out of host memory for the capture buffers (T=%d)", T);
+            return -1;
+        }
+    }
+    const cu_workspace *ws = &cm->ws;
+    if (d2h(cb->q, ws->q, t * H * dk, err, errlen) || d2h(cb->k, ws->k, t * Hkv * dk, err, errlen) ||
+        d2h(cb->v, ws->v, t * Hkv * dv, err, errlen) || d2h(cb->out, ws->o, t * H * dv, err, errlen))
+        return -1;
+    hs_mixer_acts a;
+    memset(&a, 0, sizeof a);
+    a.layer = l; a.mixer = j; a.mc = mc; a.T = T;
+    a.q = cb->q; a.k = cb->k; a.v = cb->v; a.out = cb->out; a.knobs = kr;
+    if (mc->type == HS_GLA) {
+        if (d2h(cb->gk, ws->gk, t * H * dk, err, errlen)) return -1;
+        a.gk = cb->gk;
+    } else if (mc->type == HS_GDN) {
+        if (d2h(cb->beta, ws->beta, t * H, err, errlen) || d2h(cb->la, ws->la, t * H, err, errlen)) return -1;
+        a.beta = cb->beta;
+        a.log_alpha = cb->la;
+    } else {
+        a.row_scale = mc->type == HS_NOPE && kn->log_L0 > 0 ? row_scale_host : NULL;
+        a.window = window;
+    }
+    opts->capture(opts->capture_ctx, &a);
+    return 0;
+}
+
+/* q, k, v projections of a gla/gdn mixer: GEMM into tmp, then conv (if any) and silu. */
+static int project_conv(hs_cuda_model *cm, float *dst, const bf16 *w, const float *conv, int T, int C,
+                        int K, int silu, char *err, size_t errlen) {
+    const int d = cm->cfg.hidden_size;
+    if (!conv && !silu) return gemm(cm, dst, cm->ws.hb, w, T, d, C, 0, err, errlen);
+    if (gemm(cm, cm->ws.tmp, cm->ws.hb, w, T, d, C, 0, err, errlen)) return -1;
+    LAUNCH(cu_conv_silu(dst, cm->ws.tmp, conv, T, C, K, silu, cm->st));
+    return 0;
+}
+
+static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *kn, char *err,
+                        size_t errlen) {
+    const hs_mixer_config *mc = &cm->cfg.layers[l].mixers[j];
+    const cu_mixer_w *w = &cm->layers[l].mix[j];
+    cu_workspace *ws = &cm->ws;
+    const int d = cm->cfg.hidden_size, H = mc->num_heads, dk = mc->head_k_dim, dv = mc->head_v_dim;
+    const int K = mc->conv_size, gla = mc->type == HS_GLA;
+    /* gla: silu only with the short conv; gdn: silu always */
+    const int silu = gla ? mc->use_short_conv : 1;
+    const float *qc = mc->use_short_conv ? w->q_conv : NULL, *kc = mc->use_short_conv ? w->k_conv : NULL;
+    const float *vc = mc->use_short_conv ? w->v_conv : NULL;
+    if (project_conv(cm, ws->q, w->q, qc, T, H * dk, K, silu, err, errlen) ||
+        project_conv(cm, ws->k, w->k, kc, T, H * dk, K, silu, err, errlen) ||
+        project_conv(cm, ws->v, w->v, vc, T, H * dv, K, silu, err, errlen))
+        return -1;
+    int swla = kn->swla, W = kn->swla_window, S = kn->swla_stride;
+    /* a window that covers every query's whole prefix is the plain recurrence */
+    if (swla == HS_SWLA_EXACT && W >= T) swla = HS_SWLA_OFF;
+    if (swla == HS_SWLA_OVERLAP && ((long)(T - 1) / S + 1) * S <= W) swla = HS_SWLA_OFF;
+    if (gla) {
+        const int r = mc->gate_low_rank_dim;
+        if (gemm(cm, ws->lr, ws->hb, w->gk0, T, d, r, 0, err, errlen)) return -1;
+        LAUNCH(cu_to_bf16(ws->lrb, ws->lr, (size_t)T * r, cm->st));
+        if (gemm(cm, ws->gk, ws->lrb, w->gk1, T, r, H * dk, 0, err, errlen)) return -1;
+        LAUNCH(cu_gla_gate(ws->gk, w->gk_bias, T, H * dk, mc->gate_logit_normalizer, cm->st));
+        if (swla == HS_SWLA_OVERLAP) {
+            LAUNCH(cu_linattn_window(ws->o, ws->q, ws->k, ws->v, ws->gk, NULL, NULL, T, H, dk, dv,
+                                     CU_SWLA_OVERLAP, W, S, cm->st));
+        } else {
+            if (swla == HS_SWLA_EXACT) LAUNCH(cu_gla_window_decay(ws->gw, ws->gk, T, H * dk, W, cm->st));
+            LAUNCH(cu_gla_scan(ws->o, ws->q, ws->k, ws->v, ws->gk, ws->gw, T, H, dk, dv,
+                               swla == HS_SWLA_EXACT ? CU_SWLA_EXACT : CU_SWLA_OFF, W, cm->st));
+        }
+    } else {
+        LAUNCH(cu_l2norm_heads(ws->q, T, H, dk, 1e-6f, cm->st));
+        LAUNCH(cu_l2norm_heads(ws->k, T, H, dk, 1e-6f, cm->st));
+        if (gemm(cm, ws->beta, ws->hb, w->b, T, d, H, 0, err, errlen) ||
+            gemm(cm, ws->la, ws->hb, w->a, T, d, H, 0, err, errlen))
+            return -1;
+        LAUNCH(cu_gdn_gates(ws->beta, ws->la, w->A_log, w->dt_bias, T, H, mc->allow_neg_eigval ? 2.0f : 1.0f,
+                            cm->st));
+        if (swla == HS_SWLA_OFF)
+            LAUNCH(cu_gdn_scan(ws->o, ws->q, ws->k, ws->v, ws->beta, ws->la, T, H, dk, dv, cm->st));
+        else
+            LAUNCH(cu_linattn_window(ws->o, ws->q, ws->k, ws->v, NULL, ws->beta, ws->la, T, H, dk, dv,
+                                     swla == HS_SWLA_EXACT ? CU_SWLA_EXACT : CU_SWLA_OVERLAP, W, S, cm->st));
+    }
+    return gemm(cm, ws->g, ws->hb, w->g, T, d, H * dv, 0, err, errlen);
+}
+
+static int softmax_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *kn, int *window_out,
+                         char *err, size_t errlen) {
+    const hs_mixer_config *mc = &cm->cfg.layers[l].mixers[j];
+    const cu_mixer_w *w = &cm->layers[l].mix[j];
+    cu_workspace *ws = &cm->ws;
+    const int d = cm->cfg.hidden_size, H = mc->num_heads, dk = mc->head_k_dim, dv = mc->head_v_dim;
+    const int Hkv = mc->num_kv_heads > 0 ? mc->num_kv_heads : H;
+    if (gemm(cm, ws->q, ws->hb, w->q, T, d, H * dk, 0, err, errlen) ||
+        gemm(cm, ws->k, ws->hb, w->k, T, d, Hkv * dk, 0, err, errlen) ||
+        gemm(cm, ws->v, ws->hb, w->v, T, d, Hkv * dv, 0, err, errlen))
+        return -1;
+    if (mc->type == HS_ROPE || mc->type == HS_SWA) {
+        LAUNCH(cu_rope(ws->q, T, H, dk, mc->rope_theta, cm->st));
+        LAUNCH(cu_rope(ws->k, T, Hkv, dk, mc->rope_theta, cm->st));
+    }
+    int window = mixer_window(kn, mc);
+    *window_out = window;
+    const float *rs = mc->type == HS_NOPE && kn->log_L0 > 0 ? ws->row_scale : NULL;
+    LAUNCH(cu_attention(ws->o, ws->q, ws->k, ws->v, rs, T, H, Hkv, dk, dv, window, cm->st));
+    return 0;
+}
+
+/* Logits in row blocks: the requested rows copied out, the NLL of every next token. */
+static int head_forward(hs_cuda_model *cm, int T, const hs_forward_opts *opts, char *err, size_t errlen) {
+    const int d = cm->cfg.hidden_size, V = cm->cfg.vocab_size;
+    cu_workspace *ws = &cm->ws;
+    int n_rows = opts->logits ? opts->n_logit_rows : 0;
+    int first = T - n_rows, lo = opts->nll ? 0 : first, hi = n_rows ? T : T - 1;
+    for (int r0 = lo; r0 < hi; r0 += ws->logit_rows) {
+        int nb = hi - r0 < ws->logit_rows ? hi - r0 : ws->logit_rows;
+        if (gemm(cm, ws->logits, ws->hb + (size_t)r0 * d, cm->lm_head, nb, d, V, 0, err, errlen)) return -1;
+        if (opts->nll && r0 < T - 1) {
+            int nn = (T - 1 - r0) < nb ? T - 1 - r0 : nb;
+            LAUNCH(cu_nll_rows(ws->nll + r0, ws->logits, ws->tokens + r0 + 1, nn, V, cm->st));
+        }
+        if (n_rows && r0 + nb > first) {
+            int a = r0 > first ? r0 : first;
+            CUDA_CHECK(cudaMemcpyAsync(opts->logits + (size_t)(a - first) * V, ws->logits + (size_t)(a - r0) * V,
+                                       (size_t)(r0 + nb - a) * V * sizeof(float), cudaMemcpyDeviceToHost, cm->st));
+            CUDA_CHECK(cudaStreamSynchronize(cm->st));
+        }
+    }
+    if (opts->nll && T > 1) {
+        CUDA_CHECK(cudaMemcpyAsync(opts->nll, ws->nll, (size_t)(T - 1) * sizeof(float), cudaMemcpyDeviceToHost, cm->st));
+        CUDA_CHECK(cudaStreamSynchronize(cm->st));
+    }
+    return 0;
+}
+
+static int forward_layers(hs_cuda_model *cm, int T, const hs_knobs *knobs, const cu_knobs *kn,
+                          const hs_knobs_resolved *kr, const float *row_scale_host,
+                          const hs_forward_opts *opts, capture_bufs *cb, char *err, size_t errlen) {
+    const hs_config *c = &cm->cfg;
+    const int d = c->hidden_size, F = c->intermediate_size;
+    cu_workspace *ws = &cm->ws;
+    const uint8_t *mask_all = knobs->n_ablate > 0 ? ws->mask : NULL;
+    for (int l = 0; l < c->num_layers; l++) {
+        const cu_layer_w *lw = &cm->layers[l];
+        /* both mixers of an HH layer read the same normed h; their projections add into x */
+        LAUNCH(cu_rmsnorm(ws->hb, NULL, ws->x, lw->attn_norm, T, d, c->norm_eps, cm->st));
+        for (int j = 0; j < c->layers[l].n_mixers; j++) {
+            const hs_mixer_config *mc = &c->layers[l].mixers[j];
+            const int H = mc->num_heads, dv = mc->head_v_dim, lin = mc->type == HS_GLA || mc->type == HS_GDN;
+            int window = 0;
+            if (lin ? linear_mixer(cm, l, j, T, kn, err, errlen) : softmax_mixer(cm, l, j, T, kn, &window, err, errlen))
+                return -1;
+            if (opts->capture &&
+                run_capture(cm, cb, l, j, T, kn, kr, row_scale_host, window, opts, err, errlen))
+                return -1;
+            const uint8_t *mask = mask_all ? mask_all + cm->mask_off[l][j] : NULL;
+            LAUNCH(cu_head_norm_gate(ws->ob, ws->o, lin ? ws->g : NULL, lin ? lw->mix[j].g_norm : NULL, mask, T,
+                                     H, dv, mc->norm_eps, cm->st));
+            if (gemm(cm, ws->x, ws->ob, lw->mix[j].o, T, H * dv, d, 1, err, errlen)) return -1;
+        }
+        LAUNCH(cu_rmsnorm(ws->hb, NULL, ws->x, lw->mlp_norm, T, d, c->norm_eps, cm->st));
+        if (gemm(cm, ws->gu, ws->hb, lw->gate_up, T, d, 2 * F, 0, err, errlen)) return -1;
+        LAUNCH(cu_swiglu(ws->mb, ws->gu, T, F, cm->st));
+        if (gemm(cm, ws->x, ws->mb, lw->down, T, F, d, 1, err, errlen)) return -1;
+        if (opts->progress) {
+            CUDA_CHECK(cudaStreamSynchronize(cm->st));
+            if (opts->progress(opts->progress_ctx, (double)(l + 1) / (c->num_layers + 1))) {
+                snprintf(err, errlen, "cancelled");
+                return HS_CANCELLED;
+            }
+        }
+    }
+    return 0;
+}
+
+int cu_forward(hs_cuda_model *cm, const int32_t *tokens, int T, const hs_knobs *knobs,
+               const hs_forward_opts *opts, char *err, size_t errlen) {
+    static const hs_knobs no_knobs = {};
+    static const hs_forward_opts no_opts = {};
+    const hs_config *c = &cm->cfg;
+    if (!knobs) knobs = &no_knobs;
+    if (!opts) opts = &no_opts;
+    if (T < 1) { snprintf(err, errlen, "empty input (T=%d)", T); return -1; }
+    for (int t = 0; t < T; t++)
+        if (tokens[t] < 0 || tokens[t] >= c->vocab_size) {
+            snprintf(err, errlen, "token %d at position %d is outside the vocabulary [0, %d)", tokens[t], t,
+                     c->vocab_size);
+            return -1;
+        }
+    if (opts->logits && (opts->n_logit_rows < 1 || opts->n_logit_rows > T)) {
+        snprintf(err, errlen, "logit rows %d outside 1..T=%d", opts->n_logit_rows, T);
+        return -1;
+    }
+    cu_knobs kn;
+    if (resolve_knobs(&kn, knobs, c, err, errlen)) return -1;
+    /* the resolved knobs as the CPU engine states them, for the capture hook */
+    hs_knobs_resolved kr;
+    memset(&kr, 0, sizeof kr);
+    kr.log_L0 = (float)kn.log_L0;
+    kr.swla = (hs_swla_mode)kn.swla;
+    kr.swla_window = kn.swla_window;
+    kr.swla_stride = kn.swla_stride;
+    kr.swa_window = kn.swa_window;
+    kr.rope_window = kn.rope_window;
+
+    CUDA_CHECK(cudaSetDevice(cm->device));
+    if (cu_workspace_ensure(cm, T, err, errlen)) return -1;
+    cu_workspace *ws = &cm->ws;
+    CUDA_CHECK(cudaMemcpyAsync(ws->tokens, tokens, (size_t)T * sizeof(int32_t), cudaMemcpyHostToDevice, cm->st));
+
+    float *row_scale_host = NULL;
+    uint8_t *mask_host = NULL;
+    capture_bufs cb;
+    memset(&cb, 0, sizeof cb);
+    int rc = 0;
+    if (kn.log_L0 > 0) {
+        row_scale_host = (float *)malloc((size_t)T * sizeof(float));
+        if (!row_scale_host) { snprintf(err, errlen, "out of host memory"); return -1; }
+        for (int t = 0; t < T; t++) {
+            double v = log((double)t + 1.0) / kn.log_L0;
+            row_scale_host[t] = v > 1.0 ? (float)v : 1.0f;
+        }
+    }
+    if (knobs->n_ablate > 0) {
+        mask_host = (uint8_t *)malloc((size_t)cm->total_heads);
+        if (!mask_host) { free(row_scale_host); snprintf(err, errlen, "out of host memory"); return -1; }
+        memset(mask_host, 1, (size_t)cm->total_heads);
+        for (int i = 0; i < knobs->n_ablate; i++) {
+            const hs_head_ref *r = &knobs->ablate[i];
+            if (r->layer < 0 || r->layer >= c->num_layers || r->mixer < 0 || r->mixer >= c->layers[r->layer].n_mixers ||
+                r->head < 0 || r->head >= c->layers[r->layer].mixers[r->mixer].num_heads) {
+                snprintf(err, errlen, "--ablate %d.%d.%d: no such head", r->layer, r->mixer, r->head);
+                rc = -1;
+                break;
+            }
+            mask_host[cm->mask_off[r->layer][r->mixer] + r->head] = 0;
+        }
+    }
+    /* synchronous copies: the host arrays are freed right after */
+    if (!rc && row_scale_host) {
+        cudaError_t e = cudaMemcpy(ws->row_scale, row_scale_host, (size_t)T * sizeof(float), cudaMemcpyHostToDevice);
+        if (e != cudaSuccess) { snprintf(err, errlen, "CUDA error at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e)); rc = -1; }
+    }
+    if (!rc && mask_host) {
+        cudaError_t e = cudaMemcpy(ws->mask, mask_host, (size_t)cm->total_heads, cudaMemcpyHostToDevice);
+        if (e != cudaSuccess) { snprintf(err, errlen, "CUDA error at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e)); rc = -1; }
+    }
+    if (!rc) {
+        cudaError_t e = cu_embedding(ws->x, cm->embed, ws->tokens, T, c->hidden_size, cm->st);
+        if (e != cudaSuccess) { snprintf(err, errlen, "CUDA error at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e)); rc = -1; }
+    }
+    if (!rc) rc = forward_layers(cm, T, knobs, &kn, &kr, row_scale_host, opts, &cb, err, errlen);
+    if (!rc) {
+        cudaError_t e = cu_rmsnorm(ws->hb, ws->hf, ws->x, cm->norm, T, c->hidden_size, c->norm_eps, cm->st);
+        if (e != cudaSuccess) { snprintf(err, errlen, "CUDA error at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e)); rc = -1; }
+    }
+    if (!rc && opts->hidden) {
+        cudaError_t e = cudaMemcpyAsync(opts->hidden, ws->hf, (size_t)T * c->hidden_size * sizeof(float),
+                                        cudaMemcpyDeviceToHost, cm->st);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(cm->st);
+        if (e != cudaSuccess) { snprintf(err, errlen, "CUDA error at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e)); rc = -1; }
+    }
+    if (!rc && (opts->logits || opts->nll)) rc = head_forward(cm, T, opts, err, errlen);
+    if (!rc) {
+        cudaError_t e = cudaStreamSynchronize(cm->st);
+        if (e != cudaSuccess) { snprintf(err, errlen, "CUDA error at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e)); rc = -1; }
+    }
+    if (!rc && opts->progress) (void)opts->progress(opts->progress_ctx, 1.0);
+    if (rc) cudaStreamSynchronize(cm->st);
+    free(row_scale_host);
+    free(mask_host);
+    capture_free(&cb);
+    return rc;
+}

@@ -1,0 +1,253 @@
+/* Row-wise and element-wise kernels: embedding, RMSNorm, RoPE, SwiGLU, short conv, l2norm,
+ * the gla/gdn gates, per-head norm and gate, conversions, per-row NLL. Plain expf/logf
+ * (no fast math): these feed softmax, entropy and the NLL. */
+#include "kernels.cuh"
+
+#include <math.h>
+
+static inline unsigned blocks_for(size_t n, unsigned threads) {
+    size_t b = (n + threads - 1) / threads;
+    return (unsigned)(b < 65535u * 64u ? b : 65535u * 64u);
+}
+
+/* Block-wide sum for blockDim.x a multiple of 32, up to 1024 threads. */
+__device__ static float block_sum(float v, float *red) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    int w = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    __syncthreads();
+    if (lane == 0) red[w] = v;
+    __syncthreads();
+    float s = 0.0f;
+    for (int i = 0; i < nw; i++) s += red[i];
+    return s;
+}
+
+__device__ static float block_max(float v, float *red) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    int w = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    __syncthreads();
+    if (lane == 0) red[w] = v;
+    __syncthreads();
+    float s = red[0];
+    for (int i = 1; i < nw; i++) s = fmaxf(s, red[i]);
+    return s;
+}
+
+__global__ static void embedding_kernel(float *x, const __nv_bfloat16 *embed, const int32_t *tokens,
+                                        int T, int d) {
+    size_t n = (size_t)T * d;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        size_t t = i / d, j = i % d;
+        x[i] = __bfloat162float(embed[(size_t)tokens[t] * d + j]);
+    }
+}
+
+cudaError_t cu_embedding(float *x, const __nv_bfloat16 *embed, const int32_t *tokens, int T, int d,
+                         cudaStream_t st) {
+    embedding_kernel<<<blocks_for((size_t)T * d, 256), 256, 0, st>>>(x, embed, tokens, T, d);
+    return cudaGetLastError();
+}
+
+/* One block per row; the sum of squares in fp32 per thread, combined across the block. */
+__global__ static void rmsnorm_kernel(__nv_bfloat16 *ob, float *of, const float *x, const float *w,
+                                      int dim, float eps) {
+    __shared__ float red[32];
+    const float *row = x + (size_t)blockIdx.x * dim;
+    float ss = 0.0f;
+    for (int j = threadIdx.x; j < dim; j += blockDim.x) ss += row[j] * row[j];
+    ss = block_sum(ss, red);
+    float r = rsqrtf(ss / dim + eps);
+    for (int j = threadIdx.x; j < dim; j += blockDim.x) {
+        float y = row[j] * r * w[j];
+        ob[(size_t)blockIdx.x * dim + j] = __float2bfloat16(y);
+        if (of) of[(size_t)blockIdx.x * dim + j] = y;
+    }
+}
+
+cudaError_t cu_rmsnorm(__nv_bfloat16 *out_bf16, float *out_f32, const float *x, const float *w,
+                       int n, int dim, float eps, cudaStream_t st) {
+    rmsnorm_kernel<<<n, 256, 0, st>>>(out_bf16, out_f32, x, w, dim, eps);
+    return cudaGetLastError();
+}
+
+__global__ static void rope_kernel(float *x, int T, int n_heads, int head_dim, double log_theta) {
+    int half = head_dim / 2;
+    size_t n = (size_t)T * n_heads * half;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        int p = (int)(i % half);
+        size_t row = i / half;             /* t * n_heads + h */
+        int t = (int)(row / n_heads);
+        double a = (double)t * exp(-2.0 * p / head_dim * log_theta);
+        float c = (float)cos(a), s = (float)sin(a);
+        float *y = x + row * head_dim;
+        float x0 = y[p], x1 = y[p + half];
+        y[p] = x0 * c - x1 * s;
+        y[p + half] = x1 * c + x0 * s;
+    }
+}
+
+cudaError_t cu_rope(float *x, int T, int n_heads, int head_dim, float theta, cudaStream_t st) {
+    size_t n = (size_t)T * n_heads * (head_dim / 2);
+    if (n == 0) return cudaSuccess;
+    rope_kernel<<<blocks_for(n, 256), 256, 0, st>>>(x, T, n_heads, head_dim, log((double)theta));
+    return cudaGetLastError();
+}
+
+__global__ static void swiglu_kernel(__nv_bfloat16 *out, const float *gu, int T, int F) {
+    size_t n = (size_t)T * F;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        size_t t = i / F, f = i % F;
+        float g = gu[t * 2 * F + f], u = gu[t * 2 * F + F + f];
+        out[i] = __float2bfloat16(g / (1.0f + expf(-g)) * u);
+    }
+}
+
+cudaError_t cu_swiglu(__nv_bfloat16 *out, const float *gu, int T, int F, cudaStream_t st) {
+    swiglu_kernel<<<blocks_for((size_t)T * F, 256), 256, 0, st>>>(out, gu, T, F);
+    return cudaGetLastError();
+}
+
+__global__ static void conv_silu_kernel(float *out, const float *in, const float *w, int T, int C,
+                                        int K, int silu) {
+    size_t n = (size_t)T * C;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        int t = (int)(i / C), c = (int)(i % C);
+        float acc;
+        if (w) {
+            acc = 0.0f;
+            for (int j = 0; j < K; j++) {
+                int s = t - K + 1 + j;
+                if (s >= 0) acc += w[(size_t)c * K + j] * in[(size_t)s * C + c];
+            }
+        } else {
+            acc = in[i];
+        }
+        out[i] = silu ? acc / (1.0f + expf(-acc)) : acc;
+    }
+}
+
+cudaError_t cu_conv_silu(float *out, const float *in, const float *w, int T, int C, int K, int silu,
+                         cudaStream_t st) {
+    conv_silu_kernel<<<blocks_for((size_t)T * C, 256), 256, 0, st>>>(out, in, w, T, C, K, silu);
+    return cudaGetLastError();
+}
+
+/* One warp per (t, head). */
+__global__ static void l2norm_kernel(float *x, long rows, int dim, float eps) {
+    long r = (blockIdx.x * (long)blockDim.x + threadIdx.x) >> 5;
+    int lane = threadIdx.x & 31;
+    if (r >= rows) return;
+    float *y = x + (size_t)r * dim;
+    float ss = 0.0f;
+    for (int j = lane; j < dim; j += 32) ss += y[j] * y[j];
+    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    float inv = rsqrtf(ss + eps);
+    for (int j = lane; j < dim; j += 32) y[j] *= inv;
+}
+
+cudaError_t cu_l2norm_heads(float *x, int T, int n_heads, int dim, float eps, cudaStream_t st) {
+    long rows = (long)T * n_heads;
+    l2norm_kernel<<<(unsigned)((rows * 32 + 255) / 256), 256, 0, st>>>(x, rows, dim, eps);
+    return cudaGetLastError();
+}
+
+__global__ static void gla_gate_kernel(float *z, const float *b, int T, int C, float inv_norm) {
+    size_t n = (size_t)T * C;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float v = z[i] + b[i % C];
+        /* logsigmoid(v) = min(v, 0) - log1p(exp(-|v|)) */
+        z[i] = (fminf(v, 0.0f) - log1pf(expf(-fabsf(v)))) * inv_norm;
+    }
+}
+
+cudaError_t cu_gla_gate(float *z, const float *b, int T, int C, float normalizer, cudaStream_t st) {
+    gla_gate_kernel<<<blocks_for((size_t)T * C, 256), 256, 0, st>>>(z, b, T, C, 1.0f / normalizer);
+    return cudaGetLastError();
+}
+
+__global__ static void gdn_gates_kernel(float *beta, float *la, const float *A_log, const float *dt_bias,
+                                        int T, int H, float beta_mul) {
+    size_t n = (size_t)T * H;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        int h = (int)(i % H);
+        beta[i] = beta_mul / (1.0f + expf(-beta[i]));
+        float z = la[i] + dt_bias[h];
+        float sp = fmaxf(z, 0.0f) + log1pf(expf(-fabsf(z)));
+        la[i] = -expf(A_log[h]) * sp;
+    }
+}
+
+cudaError_t cu_gdn_gates(float *beta, float *log_alpha, const float *A_log, const float *dt_bias,
+                         int T, int H, float beta_mul, cudaStream_t st) {
+    gdn_gates_kernel<<<blocks_for((size_t)T * H, 256), 256, 0, st>>>(beta, log_alpha, A_log, dt_bias,
+                                                                     T, H, beta_mul);
+    return cudaGetLastError();
+}
+
+/* One warp per (t, head). */
+__global__ static void head_norm_gate_kernel(__nv_bfloat16 *ob, const float *o, const float *g,
+                                             const float *norm_w, const uint8_t *mask, long rows,
+                                             int H, int dv, float eps) {
+    long r = (blockIdx.x * (long)blockDim.x + threadIdx.x) >> 5;
+    int lane = threadIdx.x & 31;
+    if (r >= rows) return;
+    const float *x = o + (size_t)r * dv;
+    __nv_bfloat16 *y = ob + (size_t)r * dv;
+    if (mask && !mask[r % H]) {
+        for (int j = lane; j < dv; j += 32) y[j] = __float2bfloat16(0.0f);
+        return;
+    }
+    if (!norm_w) {
+        for (int j = lane; j < dv; j += 32) y[j] = __float2bfloat16(x[j]);
+        return;
+    }
+    float ss = 0.0f;
+    for (int j = lane; j < dv; j += 32) ss += x[j] * x[j];
+    for (int s = 16; s > 0; s >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, s);
+    float rr = rsqrtf(ss / dv + eps);
+    const float *gr = g + (size_t)r * dv;
+    for (int j = lane; j < dv; j += 32) {
+        float gv = gr[j];
+        y[j] = __float2bfloat16(x[j] * rr * norm_w[j] * (gv / (1.0f + expf(-gv))));
+    }
+}
+
+cudaError_t cu_head_norm_gate(__nv_bfloat16 *ob, const float *o, const float *g, const float *norm_w,
+                              const uint8_t *head_mask, int T, int H, int dv, float eps,
+                              cudaStream_t st) {
+    long rows = (long)T * H;
+    head_norm_gate_kernel<<<(unsigned)((rows * 32 + 255) / 256), 256, 0, st>>>(ob, o, g, norm_w,
+                                                                              head_mask, rows, H, dv, eps);
+    return cudaGetLastError();
+}
+
+__global__ static void to_bf16_kernel(__nv_bfloat16 *out, const float *in, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = __float2bfloat16(in[i]);
+}
+
+cudaError_t cu_to_bf16(__nv_bfloat16 *out, const float *in, size_t n, cudaStream_t st) {
+    if (n == 0) return cudaSuccess;
+    to_bf16_kernel<<<blocks_for(n, 256), 256, 0, st>>>(out, in, n);
+    return cudaGetLastError();
+}
+
+/* One block per row: max, then the sum of exp(l - max). */
+__global__ static void nll_kernel(float *nll, const float *logits, const int32_t *targets, int V) {
+    __shared__ float red[32];
+    const float *row = logits + (size_t)blockIdx.x * V;
+    float mx = -INFINITY;
+    for (int j = threadIdx.x; j < V; j += blockDim.x) mx = fmaxf(mx, row[j]);
+    mx = block_max(mx, red);
+    float s = 0.0f;
+    for (int j = threadIdx.x; j < V; j += blockDim.x) s += expf(row[j] - mx);
+    s = block_sum(s, red);
+    if (threadIdx.x == 0) nll[blockIdx.x] = logf(s) + mx - row[targets[blockIdx.x]];
+}
+
+cudaError_t cu_nll_rows(float *nll, const float *logits, const int32_t *targets, int n, int V,
+                        cudaStream_t st) {
+    if (n <= 0) return cudaSuccess;
+    nll_kernel<<<n, 256, 0, st>>>(nll, logits, targets, V);
+    return cudaGetLastError();
+}

@@ -1,0 +1,85 @@
+/* CUDA kernels: device tensors in, device tensors out, launched on a stream. They know
+ * nothing of models or configs (same split as kernels/cpu/kernels.h, which is the reference
+ * each one is checked against). Layout: row-major, rows are tokens, multi-head tensors are
+ * [T, H*dim] head-major. fp32 activations; bf16 only where a cuBLAS GEMM reads them.
+ * Every launcher returns the launch error (cudaGetLastError) so callers can check it. */
+#ifndef HS_KERNELS_CUDA_H
+#define HS_KERNELS_CUDA_H
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* SWLA modes, the same numbers as kernels/cpu/kernels.h. */
+enum { CU_SWLA_OFF = 0, CU_SWLA_EXACT = 1, CU_SWLA_OVERLAP = 2 };
+
+/* Largest head dims the attention and linear-attention kernels take. */
+#define CU_MAX_HEAD_DIM 256
+
+/* x[t,:] = embed[tokens[t],:] (bf16 table, fp32 rows). */
+cudaError_t cu_embedding(float *x, const __nv_bfloat16 *embed, const int32_t *tokens, int T, int d,
+                         cudaStream_t st);
+/* out = x / sqrt(mean(x^2) + eps) * w per row; writes the bf16 copy (GEMM input) and, when
+ * out_f32 != NULL, the fp32 one. */
+cudaError_t cu_rmsnorm(__nv_bfloat16 *out_bf16, float *out_f32, const float *x, const float *w,
+                       int n, int dim, float eps, cudaStream_t st);
+/* NeoX half-split rotary embedding in place at positions 0..T-1 (angles in double). */
+cudaError_t cu_rope(float *x, int T, int n_heads, int head_dim, float theta, cudaStream_t st);
+/* out[t, f] = silu(gu[t, f]) * gu[t, F + f] for the fused [T, 2F] gate|up projection. */
+cudaError_t cu_swiglu(__nv_bfloat16 *out, const float *gu, int T, int F, cudaStream_t st);
+/* Causal depthwise conv of width K (w [C, K]; NULL = none), then silu when `silu`;
+ * in and out are distinct [T, C]. */
+cudaError_t cu_conv_silu(float *out, const float *in, const float *w, int T, int C, int K, int silu,
+                         cudaStream_t st);
+/* x / sqrt(sum x^2 + eps) per head, in place. */
+cudaError_t cu_l2norm_heads(float *x, int T, int n_heads, int dim, float eps, cudaStream_t st);
+/* gk = logsigmoid(z + b) / normalizer in place on z [T, C]. */
+cudaError_t cu_gla_gate(float *z, const float *b, int T, int C, float normalizer, cudaStream_t st);
+/* beta = mul * sigmoid(beta); log_alpha = -exp(A_log) * softplus(log_alpha + dt_bias), in place, [T, H]. */
+cudaError_t cu_gdn_gates(float *beta, float *log_alpha, const float *A_log, const float *dt_bias,
+                         int T, int H, float beta_mul, cudaStream_t st);
+/* Per head: ob = rms(o, norm_w, eps) * silu(g) (norm_w == NULL: ob = o), zero for heads with
+ * head_mask[h] == 0 (mask NULL = keep all). bf16 out for the output projection. */
+cudaError_t cu_head_norm_gate(__nv_bfloat16 *ob, const float *o, const float *g, const float *norm_w,
+                              const uint8_t *head_mask, int T, int H, int dv, float eps,
+                              cudaStream_t st);
+/* fp32 -> bf16 */
+cudaError_t cu_to_bf16(__nv_bfloat16 *out, const float *in, size_t n, cudaStream_t st);
+/* nll[i] = logsumexp(logits[i,:]) - logits[i, targets[i]] for i < n. */
+cudaError_t cu_nll_rows(float *nll, const float *logits, const int32_t *targets, int n, int V,
+                        cudaStream_t st);
+
+/* Flash-style causal softmax attention: online softmax over key tiles, tiles wholly outside
+ * the window skipped. z_{t,s} = row_scale[t] (q_t . k_s) / sqrt(dk) (row_scale NULL => 1),
+ * visible s <= t and (window > 0) s > t - window; GQA: head j reads kv head j / (H/Hkv).
+ * dk, dv <= CU_MAX_HEAD_DIM. */
+cudaError_t cu_attention(float *out, const float *q, const float *k, const float *v,
+                         const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
+                         cudaStream_t st);
+/* Dynamic shared memory the attention kernel needs (call once, before the first launch). */
+cudaError_t cu_attention_setup(void);
+
+/* Gated linear attention, full recurrence S_t = diag(exp(gk_t)) S_{t-1} + k_t^T v_t,
+ * o_t = (q_t/sqrt(dk)) S_t; the state column of each value channel lives in registers of a
+ * small thread group. swla == CU_SWLA_EXACT with window W subtracts the contribution that
+ * leaves the window, decayed by exp(gw) where gw [T, H*dk] is the windowed gate sum
+ * (cu_gla_window_decay); gw is ignored otherwise. */
+cudaError_t cu_gla_scan(float *out, const float *q, const float *k, const float *v, const float *gk,
+                        const float *gw, int T, int H, int dk, int dv, int swla, int W,
+                        cudaStream_t st);
+/* gw[t, c] = sum of gk[u, c] over u in (t-W, t], accumulated in double per channel. */
+cudaError_t cu_gla_window_decay(float *gw, const float *gk, int T, int C, int W, cudaStream_t st);
+/* Gated delta rule, full recurrence S_t = alpha_t (I - beta_t k_t^T k_t) S_{t-1} + beta_t k_t^T v_t,
+ * o_t = (q_t/sqrt(dk)) S_t; q, k already L2-normalised; beta, log_alpha [T, H]. */
+cudaError_t cu_gdn_scan(float *out, const float *q, const float *k, const float *v, const float *beta,
+                        const float *log_alpha, int T, int H, int dk, int dv, cudaStream_t st);
+/* Windowed linear attention by the value-path form: for each query t (one warp), walk
+ * s = t, t-1, ..., start(t) carrying x = (q_t/sqrt dk) times the transition products, and
+ * accumulate c_{t,s} v_s. start(t) = max(0, t-W+1) (exact) or max(0, (t/S+1)S - W) (overlap).
+ * gla: gk != NULL (beta/log_alpha NULL); gdn: beta and log_alpha != NULL. */
+cudaError_t cu_linattn_window(float *out, const float *q, const float *k, const float *v,
+                              const float *gk, const float *beta, const float *log_alpha, int T,
+                              int H, int dk, int dv, int swla, int W, int S, cudaStream_t st);
+
+#endif
