@@ -374,3 +374,44 @@ TEST(kernels_linear_parallel_heads) {
         lin_free(&in);
     }
 }
+
+/* A token a query cannot see has no influence at all on its output: perturbing every input of
+ * source s (key, value, gate) leaves the rows t with lo(t) > s bitwise unchanged, and changes
+ * row s itself. Covers the sliding-window schedule (exact; overlap with S < C) and the block
+ * grid (overlap with S >= C). */
+TEST(kernels_swla_invisible_bitwise) {
+    hs_test_rng r = {16};
+    const int T = 150, H = 2, dk = 16, dv = 8;
+    static const int cfg[][3] = {{1, 10, 0}, {1, 50, 0}, {2, 20, 6}, {2, 50, 12}, {2, 100, 33}};
+    for (int gdn = 0; gdn < 2; gdn++) {
+        lin_inputs in = gdn ? gdn_inputs(T, H, dk, dv, 0, &r) : gla_inputs(T, H, dk, dv, 0, &r);
+        size_t n = (size_t)T * H * dv;
+        float *a = fnew(n), *b = fnew(n);
+        for (int c = 0; c < 5; c++)
+            for (int chunk = 16; chunk <= 64; chunk *= 4) {
+                const int mode = cfg[c][0], W = cfg[c][1], S = cfg[c][2], s = 37;
+                run_lin(a, &in, 1, chunk, mode, W, S);
+                for (int h = 0; h < H; h++) { /* perturb every input of source s */
+                    for (int i = 0; i < dk; i++) in.k[((size_t)s * H + h) * dk + i] += 0.5f;
+                    for (int i = 0; i < dv; i++) in.v[((size_t)s * H + h) * dv + i] -= 0.5f;
+                    if (gdn) { in.beta[s * H + h] *= 0.5f; in.log_alpha[s * H + h] -= 0.3f; }
+                    else for (int i = 0; i < dk; i++) in.gk[((size_t)s * H + h) * dk + i] -= 0.3f;
+                }
+                run_lin(b, &in, 1, chunk, mode, W, S);
+                lin_free(&in);
+                /* fresh unperturbed inputs for the next case */
+                in = gdn ? gdn_inputs(T, H, dk, dv, 0, &r) : gla_inputs(T, H, dk, dv, 0, &r);
+                CHECK(memcmp(a + (size_t)s * H * dv, b + (size_t)s * H * dv, sizeof(float) * H * dv) != 0,
+                      "%s mode=%d W=%d: perturbing source %d does not change its own row", gdn ? "gdn" : "gla", mode, W, s);
+                for (int t = s; t < T; t++) {
+                    int lo = mode == 1 ? t - W + 1 : (t / S + 1) * S - W;
+                    if (lo <= s) continue;
+                    CHECK(memcmp(a + (size_t)t * H * dv, b + (size_t)t * H * dv, sizeof(float) * H * dv) == 0,
+                          "%s mode=%d W=%d S=%d chunk=%d: row %d (first visible %d) depends on source %d",
+                          gdn ? "gdn" : "gla", mode, W, S, chunk, t, lo, s);
+                }
+            }
+        free(a); free(b);
+        lin_free(&in);
+    }
+}

@@ -396,6 +396,10 @@ void la_forward_chunked(float *out, const float *v, int T, int C, int swla, int 
         if (overlap_grid_build(&g, T, C, W, S) != 0) abort();
         need = overlap_scratch(&d, C, g.ring);
     } else if (swla != 0) {
+        /* Chunks no longer than the smallest window: a query's own chunk then never starts
+         * before its first visible source, so no arithmetic of query t touches a token it
+         * cannot see (its output is bitwise independent of them, not just to rounding). */
+        if (C > window_min(swla, W, S)) C = window_min(swla, W, S);
         need = window_scratch(&d, C, swla, W, S);
     } else {
         need = plain_scratch(&d, C);
