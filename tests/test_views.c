@@ -937,3 +937,32 @@ TEST(views_needle_panel_uses_prompt_tokens) {
     synth_free(&S);
     CHECK(ok, "needle panel lacks the prompt's sentence, question or answer");
 }
+
+/* Maps without a probe (the probe is still running) still draw; maps left over from another
+ * model (head refs differ) are not drawn as this model's. */
+TEST(views_heads_maps_only_and_stale_maps) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "config");
+    hs_view_input in = S.in;
+    in.probe = NULL;
+    in.ghost = NULL;
+    hs_text_grid g;
+    CHECK(hs_text_grid_init(&g, 100, 30, HS_TEXT_UTF8, 256, 0) == 0, "grid");
+    hs_canvas c;
+    hs_canvas_text_init(&c, &g);
+    hs_view_draw(&c, HS_VIEW_HEADS, &in);
+    char *txt = hs_text_grid_to_utf8(&g);
+    int ok = strstr(txt, "GLA h0") && strstr(txt, "NoPE h0");
+    free(txt);
+    CHECK(ok, "maps-only heads view lacks its tags");
+    hs_view_draw(&c, HS_VIEW_HEAD, &in);
+    /* stale: every map claims to be layer 9 */
+    for (int i = 0; i < S.n_maps; i++) S.maps[i].head.layer = 9;
+    hs_text_grid_clear(&g);
+    hs_view_draw(&c, HS_VIEW_HEADS, &S.in);
+    int halfblocks = 0;
+    for (int i = 0; i < g.cols * g.rows; i++) halfblocks += g.cells[i].ch == 0x2580;
+    hs_text_grid_free(&g);
+    synth_free(&S);
+    CHECK(halfblocks == 0, "stale maps drawn (%d half blocks)", halfblocks);
+}

@@ -45,8 +45,17 @@ static int head_col(const hs_view_input *in, int i) {
     return k;
 }
 
+/* The map of head i, when the maps belong to these heads (a stale set from another model
+ * is not drawn). */
 static const hs_pooled_map *head_map(const hs_view_input *in, int i) {
-    return in->maps && i < in->n_maps ? &in->maps[i] : NULL;
+    if (!in->maps || i >= in->n_maps || !in->maps[i].cells) return NULL;
+    const hs_pooled_map *m = &in->maps[i];
+    if (in->probe && i < in->probe->n_heads) {
+        const hs_head_stat *s = &in->probe->heads[i];
+        if (m->head.layer != s->layer || m->head.mixer != s->mixer || m->head.head != s->head)
+            return NULL;
+    }
+    return m;
 }
 
 static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, double top) {
@@ -199,7 +208,7 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
         double avail = L.map_w + (c->is_text ? 1 : 0);
         if (c->is_text && L.beside) {
             double tx = mx + L.map_w + 1;
-            snprintf(buf, sizeof buf, "%s h%d", lab, st ? st->head : m->head.head);
+            snprintf(buf, sizeof buf, "%s h%d", lab, st ? st->head : in->maps[i].head.head);
             if (sel) c->fill_rect(c, tx, my, L.tag_w, 1, hs_vc_accent(dark));
             c->text(c, tx, my + 0.5, buf, 1, sel ? hs_theme_bg(dark) : bc, HS_ALIGN_LEFT, 1);
             if (st) {
@@ -224,7 +233,7 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
             c->text(c, x, ty, fit, 1, sel ? hs_theme_bg(dark) : bc, HS_ALIGN_LEFT, 1);
         } else if (L.beside) {
             double tfs = fs * 0.8, tx = mx + L.map_w + fs * 0.4, ty0 = my + tfs * 0.6;
-            snprintf(buf, sizeof buf, "%s h%d", lab, st ? st->head : m->head.head);
+            snprintf(buf, sizeof buf, "%s h%d", lab, st ? st->head : in->maps[i].head.head);
             c->text(c, tx, ty0, buf, tfs, bc, HS_ALIGN_LEFT, 1);
             if (st) {
                 snprintf(buf, sizeof buf, "H %.2f", st->entropy);
@@ -234,7 +243,7 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
             }
         } else {
             double tfs = fs * 0.8;
-            snprintf(buf, sizeof buf, "%s h%d", lab, st ? st->head : m->head.head);
+            snprintf(buf, sizeof buf, "%s h%d", lab, st ? st->head : in->maps[i].head.head);
             hs_vc_fit(c, fit, sizeof fit, buf, tfs, avail);
             c->text(c, mx, ty, fit, tfs, bc, HS_ALIGN_LEFT, 1);
             if (st) {

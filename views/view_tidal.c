@@ -76,6 +76,8 @@ void hs_view_tidal_draw(hs_canvas *c, const hs_view_input *in) {
     /* ghosts and arrows first, so current points sit on top */
     for (int i = 0; i < n_ghost; i++) {
         const hs_head_stat *a = &g->heads[i], *b = &p->heads[i];
+        /* a ghost from another model (ratio switched) has other heads: no arrows then */
+        if (a->layer != b->layer || a->mixer != b->mixer || a->head != b->head) continue;
         double x0 = hs_axis_map(&L.ax, clamp01(a->entropy)), y0 = hs_axis_map(&L.ay, clamp01(a->hit_rate));
         double x1 = hs_axis_map(&L.ax, clamp01(b->entropy)), y1 = hs_axis_map(&L.ay, clamp01(b->hit_rate));
         hs_rgba bc = hs_branch_color(b->type, dark);
