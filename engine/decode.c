@@ -32,7 +32,7 @@ typedef struct {
     double *state;             /* [H, dk, dv] when SWLA is off */
     int hcap;                  /* history ring slots (0 = none) */
     /* history rings, head-major (a head's sweep reads contiguous memory): */
-    float *hk, *hv;            /* [H, hcap, dk], [H, hcap, dv] */
+    float *hk, *hv;            /* [H, hcap, dk], [H, hcap, dv] (hv only with SWLA) */
     float *hdec;               /* gla: exp(gk) [H, hcap, dk] */
     double *halpha;            /* gdn: alpha [H, hcap] */
     float *hbeta;              /* gdn: [H, hcap] */
@@ -88,7 +88,7 @@ static void hist_put(dec_mixer *dm, int s, const float *k, const float *v, const
     for (size_t h = 0; h < H; h++) {
         size_t row = h * (size_t)dm->hcap + slot;
         memcpy(dm->hk + row * dk, k + h * dk, dk * sizeof(float));
-        memcpy(dm->hv + row * dv, v + h * dv, dv * sizeof(float));
+        if (dm->hv) memcpy(dm->hv + row * dv, v + h * dv, dv * sizeof(float));
         if (gk) {
             for (size_t i = 0; i < dk; i++) dm->hdec[row * dk + i] = (float)exp((double)gk[h * dk + i]);
         } else {
@@ -129,7 +129,11 @@ static int setup_mixer(hs_decoder *d, dec_mixer *dm, const hs_mixer_config *mc,
         dm->hcap = d->kr.swla_window < d->max_tokens ? d->kr.swla_window : d->max_tokens;
     if (dm->hcap) {
         dm->hk = mix_alloc((size_t)dm->hcap * H * dk, sizeof(float));
-        dm->hv = mix_alloc((size_t)dm->hcap * H * dv, sizeof(float));
+        /* values are read only by the windowed value path; the recurrent state has them */
+        if (d->kr.swla != HS_SWLA_OFF) {
+            dm->hv = mix_alloc((size_t)dm->hcap * H * dv, sizeof(float));
+            if (!dm->hv) return -1;
+        }
         if (mc->type == HS_GLA) {
             dm->hdec = mix_alloc((size_t)dm->hcap * H * dk, sizeof(float));
             if (!dm->hdec) return -1;
@@ -138,7 +142,7 @@ static int setup_mixer(hs_decoder *d, dec_mixer *dm, const hs_mixer_config *mc,
             dm->hbeta = mix_alloc((size_t)dm->hcap * H, sizeof(float));
             if (!dm->halpha || !dm->hbeta) return -1;
         }
-        if (!dm->hk || !dm->hv) return -1;
+        if (!dm->hk) return -1;
     }
     if (mc->use_short_conv && mc->conv_size >= 1) {
         dm->K = mc->conv_size;
