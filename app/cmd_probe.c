@@ -94,7 +94,8 @@ static int cmd_probe(int argc, char **argv) {
     const char *arg = NULL, *expect = NULL;
     hs_input_args ia;
     memset(&ia, 0, sizeof ia);
-    hs_knobs *k = calloc(1, sizeof *k);
+    static hs_knobs *k;
+    k = calloc(1, sizeof *k);
     if (!k) hs_cli_fail(CMD, "out of memory");
     long long topk = 0, gen_n = -1;
     int json = 0, csv = 0;
@@ -120,11 +121,13 @@ static int cmd_probe(int argc, char **argv) {
     if (json && csv) hs_cli_die(CMD, "--json and --csv exclude each other");
     char dir[4096];
     if (hs_cli_resolve_model(dir, sizeof dir, arg, err, sizeof err) < 0) hs_cli_die(CMD, "%s", err);
-    hs_model *m = calloc(1, sizeof *m);
+    /* function-scope statics: an exit on bad input after loading leaves them reachable */
+    static hs_model *m;
+    m = calloc(1, sizeof *m);
     if (!m) hs_cli_fail(CMD, "out of memory");
     if (hs_model_load(m, dir, err, sizeof err)) hs_cli_die(CMD, "%s", err);
     if (hs_knobs_validate(k, &m->cfg, err, sizeof err)) hs_cli_die(CMD, "%s", err);
-    hs_input in;
+    static hs_input in;
     hs_input_build(&in, &ia, m, CMD);
     if (in.is_task && expect) hs_cli_die(CMD, "--expect goes with free text (a task knows its value)");
 
