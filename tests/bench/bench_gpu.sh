@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# make bench-gpu: the CUDA engine's prefill and kernels against the measured cuBLAS bf16 GEMM
+# peak, and the PyTorch reference (SDPA + flash-linear-attention, tests/bench/torch_ref.py)
+# in the same run. Usage: bench_gpu.sh BUILD_DIR. Prints key=value lines (bench notes are
+# written from them by hand). Env: BENCH_PRESETS (default "376m 776m"), BENCH_TYPES
+# (default "swa gla gdn"), BENCH_LENGTHS (default 4096,16384,65536), BENCH_TORCH=0 to skip
+# the reference, BENCH_STEP_S (timeout of each step, default 300).
+set -u
+BUILD=${1:-build}
+cd "$(dirname "$0")/../.."
+command -v nvcc >/dev/null || { echo "bench-gpu: no nvcc"; exit 1; }
+[ -f "$BUILD/libhs_cuda.so" ] || { echo "bench-gpu: $BUILD/libhs_cuda.so missing (make with nvcc first)"; exit 1; }
+PRESETS=${BENCH_PRESETS:-"376m 776m"}
+TYPES=${BENCH_TYPES:-"swa gla gdn"}
+LENGTHS=${BENCH_LENGTHS:-4096,16384,65536}
+STEP=${BENCH_STEP_S:-300}
+libs="${BENCH_LIBS:-$(pkg-config --libs libcjson openblas 2>/dev/null)}"
+nvcc -O2 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -o "$BUILD/hs_gpu_bench" \
+    tests/gpu/bench_gpu.cu kernels/cuda/*.cu $BUILD/engine/*.o $BUILD/kernels/cpu/*.o \
+    $libs -lcublas -lm -ldl -lpthread -Xcompiler -fopenmp -lgomp || { echo "bench-gpu: bench build failed"; exit 1; }
+B=$BUILD/hs_gpu_bench
+date -u +"date=%Y-%m-%dT%H:%MZ"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu=/'
+peak=$($B gemm | tee /dev/stderr | sed -n 's/.*tflops=\([0-9.]*\).*/\1/p')
+timeout "$STEP" $B kernels 65536 8 128
+for p in $PRESETS; do
+    for t in $TYPES; do
+        echo "== ours preset=$p efficient=$t LH 3:1 NoPE"
+        timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" --reps 3 --peak "$peak"
+    done
+done
+if [ "${BENCH_TORCH:-1}" != 0 ]; then
+    timeout "$STEP" python3 tests/bench/torch_ref.py kernels 65536 8 128
+    for p in $PRESETS; do
+        for t in $TYPES; do
+            timeout "$STEP" python3 tests/bench/torch_ref.py model --preset "$p" --efficient "$t" --lengths "$LENGTHS"
+        done
+    done
+fi

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""PyTorch reference for make bench-gpu: the same hybrid models (model-spec section 4, random
+weights, bf16) run with PyTorch SDPA for the softmax layers (NoPE: causal flash SDPA; SWA:
+blocked SDPA over [previous block, own block] with a band mask, exact for window <= block) and
+flash-linear-attention's chunked kernels (chunk_gla, chunk_gated_delta_rule) for gla/gdn.
+Prints one line per measurement in the bench driver's key=value style.
+
+usage: torch_ref.py model --preset 376m --efficient gla --lengths 4096,16384,65536
+       torch_ref.py kernels T H dk
+"""
+import math
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+PRESETS = {"376m": (1024, 8, 8, 128, 3584, 128256), "776m": (1536, 12, 12, 128, 5376, 128256)}
+dev = "cuda"
+dt = torch.bfloat16
+
+
+def timed(fn, reps=3):
+    fn()
+    torch.cuda.synchronize()
+    best = 1e30
+    for _ in range(reps):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        best = min(best, a.elapsed_time(b))
+    return best
+
+
+def lin(o, i):
+    return torch.randn(o, i, device=dev, dtype=dt) / math.sqrt(i)
+
+
+def rms(x, w, eps):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * w).to(dt)
+
+
+def swa_attention(q, k, v, window):
+    """q,k,v [B,H,T,D]; exact causal window attention via blocks of size >= window."""
+    B, H, T, D = q.shape
+    blk = max(128, window)
+    pad = (-T) % blk
+    if pad:
+        q, k, v = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
+    n = q.shape[2] // blk
+    qb = q.view(B, H, n, blk, D)
+    kb = k.view(B, H, n, blk, D)
+    vb = v.view(B, H, n, blk, D)
+    kprev = torch.cat([torch.zeros_like(kb[:, :, :1]), kb[:, :, :-1]], 2)
+    vprev = torch.cat([torch.zeros_like(vb[:, :, :1]), vb[:, :, :-1]], 2)
+    kk = torch.cat([kprev, kb], 3)
+    vv = torch.cat([vprev, vb], 3)
+    t = torch.arange(blk, device=dev)[:, None] + blk
+    s = torch.arange(2 * blk, device=dev)[None, :]
+    mask = (s <= t) & (s > t - window)
+    first = mask.clone()
+    first[:, :blk] = False
+    masks = torch.stack([first] + [mask] * (n - 1))[None, None]
+    o = F.scaled_dot_product_attention(qb, kk, vv, attn_mask=masks)
+    return o.reshape(B, H, n * blk, D)[:, :, :T]
+
+
+def rope(x, theta=10000.0):
+    B, H, T, D = x.shape
+    half = D // 2
+    inv = theta ** (-torch.arange(half, device=dev, dtype=torch.float64) * 2 / D)
+    ang = torch.arange(T, device=dev, dtype=torch.float64)[:, None] * inv[None]
+    c, s = ang.cos().float(), ang.sin().float()
+    x1, x2 = x[..., :half].float(), x[..., half:].float()
+    return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1).to(dt)
+
+
+class Model:
+    def __init__(self, preset, eff, window=128):
+        d, L, H, hd, Fd, V = PRESETS[preset]
+        self.d, self.H, self.hd, self.V, self.window = d, H, hd, V, window
+        self.emb = torch.randn(V, d, device=dev, dtype=dt) * 0.02
+        self.lm = lin(V, d)
+        self.layers = []
+        for i in range(L):
+            typ = "nope" if i % 4 == 3 else eff
+            w = dict(type=typ, q=lin(H * hd, d), k=lin(H * hd, d), v=lin(H * hd, d), o=lin(d, H * hd),
+                     gu=lin(2 * Fd, d), down=lin(d, Fd), an=torch.ones(d, device=dev), mn=torch.ones(d, device=dev))
+            if typ == "gla":
+                w.update(gk0=lin(16, d), gk1=lin(H * hd, 16), gkb=torch.zeros(H * hd, device=dev, dtype=dt),
+                         g=lin(H * hd, d), gn=torch.ones(hd, device=dev))
+            if typ == "gdn":
+                w.update(a=lin(H, d), b=lin(H, d), A_log=torch.zeros(H, device=dev), dt_bias=torch.zeros(H, device=dev),
+                         g=lin(H * hd, d), gn=torch.ones(hd, device=dev),
+                         cq=torch.randn(H * hd, 1, 4, device=dev, dtype=dt) * 0.5,
+                         ck=torch.randn(H * hd, 1, 4, device=dev, dtype=dt) * 0.5,
+                         cv=torch.randn(H * hd, 1, 4, device=dev, dtype=dt) * 0.5)
+            self.layers.append(w)
+        self.norm = torch.ones(d, device=dev)
+
+    def conv(self, x, w):  # x [T, C] causal depthwise conv + silu
+        T, C = x.shape
+        y = F.conv1d(F.pad(x.t()[None], (3, 0)), w, groups=C)[0].t()
+        return F.silu(y)
+
+    def mixer(self, w, h):
+        from fla.ops.gla import chunk_gla
+        from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+        T = h.shape[0]
+        H, hd = self.H, self.hd
+        q, k, v = h @ w["q"].t(), h @ w["k"].t(), h @ w["v"].t()
+        if w["type"] in ("nope", "swa", "rope"):
+            q, k, v = (x.view(1, T, H, hd).transpose(1, 2) for x in (q, k, v))
+            if w["type"] != "nope":
+                q, k = rope(q), rope(k)
+            if w["type"] == "swa":
+                o = swa_attention(q, k, v, self.window)
+            else:
+                o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            o = o.transpose(1, 2).reshape(T, H * hd)
+        else:
+            if w["type"] == "gla":
+                gk = F.logsigmoid((h @ w["gk0"].t()) @ w["gk1"].t() + w["gkb"]).float() / 16
+                o, _ = chunk_gla(q.view(1, T, H, hd), k.view(1, T, H, hd), v.view(1, T, H, hd),
+                                 gk.view(1, T, H, hd), scale=hd ** -0.5)
+            else:
+                q, k, v = self.conv(q, w["cq"]), self.conv(k, w["ck"]), self.conv(v, w["cv"])
+                beta = torch.sigmoid((h @ w["b"].t()).float())
+                g = -w["A_log"].exp() * F.softplus((h @ w["a"].t()).float() + w["dt_bias"])
+                o, _ = chunk_gated_delta_rule(q.view(1, T, H, hd), k.view(1, T, H, hd), v.view(1, T, H, hd),
+                                              g.view(1, T, H), beta.view(1, T, H), scale=hd ** -0.5,
+                                              use_qk_l2norm_in_kernel=True)
+            o = o.reshape(T, H, hd)
+            gate = (h @ w["g"].t()).view(T, H, hd)
+            o = (rms(o, w["gn"], 1e-5).float() * F.silu(gate.float())).to(dt).reshape(T, H * hd)
+        return o @ w["o"].t()
+
+    @torch.no_grad()
+    def forward(self, tokens):
+        x = self.emb[tokens].float()
+        for w in self.layers:
+            h = rms(x, w["an"], 1e-6)
+            x = x + self.mixer(w, h).float()
+            h = rms(x, w["mn"], 1e-6)
+            gu = h @ w["gu"].t()
+            g, u = gu.chunk(2, -1)
+            x = x + (F.silu(g) * u) @ w["down"].t()
+        return rms(x[-1:], self.norm, 1e-6) @ self.lm.t()
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "model":
+        args = dict(zip(sys.argv[2::2], sys.argv[3::2]))
+        m = Model(args["--preset"], args["--efficient"])
+        for T in map(int, args["--lengths"].split(",")):
+            tok = torch.randint(0, 256, (T,), device=dev)
+            torch.cuda.reset_peak_memory_stats()
+            ms = timed(lambda: m.forward(tok))
+            print(f"torch_prefill preset={args['--preset']} eff={args['--efficient']} T={T} ms={ms:.2f} "
+                  f"tok_s={T / ms * 1e3:.0f} peak_gib={torch.cuda.max_memory_allocated() / 2**30:.2f}", flush=True)
+    else:
+        from fla.ops.gla import chunk_gla
+        from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+        T, H, D = map(int, sys.argv[2:5])
+        q = torch.randn(1, H, T, D, device=dev, dtype=dt)
+        k = torch.randn(1, H, T, D, device=dev, dtype=dt)
+        v = torch.randn(1, H, T, D, device=dev, dtype=dt)
+        ms = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+        fl = 2.0 * T * (T + 1) / 2 * H * 2 * D
+        print(f"torch_kernel name=sdpa_causal T={T} H={H} dk={D} ms={ms:.3f} tflops={fl / ms / 1e9:.1f}", flush=True)
+        qt, kt, vt = (x.transpose(1, 2).contiguous() for x in (q, k, v))
+        kt = F.normalize(kt.float(), dim=-1).to(dt)
+        gk = (torch.rand(1, T, H, D, device=dev) * -0.05).float()
+        ms = timed(lambda: chunk_gla(qt, kt, vt, gk, scale=D ** -0.5))
+        print(f"torch_kernel name=fla_chunk_gla T={T} H={H} dk={D} ms={ms:.3f} tflops={4.0 * T * H * D * D / ms / 1e9:.2f}", flush=True)
+        g = (torch.rand(1, T, H, device=dev) * -0.05).float()
+        beta = torch.rand(1, T, H, device=dev, dtype=dt)
+        ms = timed(lambda: chunk_gated_delta_rule(qt, kt, vt, g, beta, scale=D ** -0.5))
+        print(f"torch_kernel name=fla_chunk_gdn T={T} H={H} dk={D} ms={ms:.3f} tflops={4.0 * T * H * D * D / ms / 1e9:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+/* GPU benchmark driver (make bench-gpu, through tests/bench/bench_gpu.sh). Three modes:
+ *   bench_gpu gemm                          the measured bf16 GEMM peak (cuBLAS, 8192^3)
+ *   bench_gpu model [init flags] --lengths 4096,16384,65536 [--reps N] [--peak TFLOPS]
+ *       prefill of a random-weight model through the engine's device dispatch: ms, tokens/s,
+ *       model TFLOP/s (matmul FLOPs + attention/scan FLOPs as stated below), fraction of the
+ *       GEMM peak, GPU memory in use after the forward (weights + workspace + context)
+ *   bench_gpu kernels T H dk                attention (full causal, NoPE), gla scan plain /
+ *       exact SWLA / overlap SWLA (W=4096, S=1024), gdn scan plain / exact SWLA
+ * One line per measurement, "key=value" fields, so the script can tabulate them. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+extern "C" {
+#include "forward_device.h"
+#include "model.h"
+#include "presets.h"
+}
+#include "kernels/cuda/kernels.cuh"
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double gemm_peak(void) {
+    const int n = 8192;
+    void *a, *b, *c;
+    CK(cudaMalloc(&a, (size_t)n * n * 2));
+    CK(cudaMalloc(&b, (size_t)n * n * 2));
+    CK(cudaMalloc(&c, (size_t)n * n * 2));
+    CK(cudaMemset(a, 0x3c, (size_t)n * n * 2)); /* non-zero bf16 data */
+    CK(cudaMemset(b, 0x3b, (size_t)n * n * 2));
+    cublasHandle_t h;
+    cublasCreate(&h);
+    float al = 1.0f, be = 0.0f;
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    for (int i = 0; i < 3; i++)
+        cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &al, a, CUDA_R_16BF, n, b, CUDA_R_16BF, n, &be, c,
+                     CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    cudaEventRecord(e0);
+    const int reps = 10;
+    for (int i = 0; i < reps; i++)
+        cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &al, a, CUDA_R_16BF, n, b, CUDA_R_16BF, n, &be, c,
+                     CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    cudaEventRecord(e1);
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    cudaEventElapsedTime(&ms, e0, e1);
+    double tf = 2.0 * n * (double)n * n * reps / (ms * 1e-3) / 1e12;
+    printf("gemm n=%d tflops=%.1f\n", n, tf);
+    cublasDestroy(h);
+    cudaFree(a); cudaFree(b); cudaFree(c);
+    return tf;
+}
+
+/* FLOPs of one prefill of T tokens: 2 per weight per token for every projection (the LM head
+ * for the last row only); softmax attention 4*dk per visible (t,s) pair (QK and PV, dk=dv);
+ * gla/gdn recurrences 4*dk*dv per token and head (state update and readout). */
+static double model_flops(const hs_config *c, long T) {
+    double f = 0, d = c->hidden_size, F = c->intermediate_size;
+    for (int l = 0; l < c->num_layers; l++) {
+        f += 2.0 * T * 3 * d * F;
+        for (int j = 0; j < c->layers[l].n_mixers; j++) {
+            const hs_mixer_config *m = &c->layers[l].mixers[j];
+            double H = m->num_heads, Hkv = m->num_kv_heads > 0 ? m->num_kv_heads : m->num_heads;
+            double dk = m->head_k_dim, dv = m->head_v_dim;
+            f += 2.0 * T * d * (H * dk + Hkv * dk + Hkv * dv + H * dv);
+            if (m->type == HS_GLA || m->type == HS_GDN) {
+                f += 2.0 * T * d * H * dv;                         /* gate projection */
+                f += 4.0 * T * H * dk * dv;
+            } else {
+                double W = m->type == HS_SWA && m->window < T ? m->window : 0;
+                double pairs = W > 0 ? (double)T * W - W * (W - 1) / 2 : (double)T * (T + 1) / 2;
+                f += 2.0 * pairs * H * (dk + dv);
+            }
+        }
+    }
+    return f + 2.0 * d * c->vocab_size;
+}
+
+static int bench_model(int argc, char **argv) {
+    hs_preset_args pa;
+    hs_preset_args_init(&pa);
+    char err[512];
+    const char *lengths = "4096,16384,65536";
+    int reps = 3;
+    double peak = 0;
+    for (int i = 2; i < argc; i++) {
+        int j = i;
+        int r = hs_preset_parse_arg(&pa, argc, argv, &j, err, sizeof err);
+        if (r < 0) { fprintf(stderr, "%s\n", err); return 2; }
+        if (r > 0) { i = j - 1; continue; }
+        if (!strcmp(argv[i], "--lengths") && i + 1 < argc) lengths = argv[++i];
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--peak") && i + 1 < argc) peak = atof(argv[++i]);
+        else { fprintf(stderr, "bench_gpu model: unknown argument %s\n", argv[i]); return 2; }
+    }
+    hs_model m;
+    memset(&m, 0, sizeof m);
+    if (hs_preset_build(&m.cfg, &pa, err, sizeof err) || hs_model_alloc(&m, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    double t0 = now_s();
+    hs_model_init_random(&m, hs_preset_seed(&pa));
+    double t1 = now_s();
+    if (hs_forward_device_prepare(&m, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
+    double t2 = now_s();
+    printf("model params=%zu init_s=%.1f upload_s=%.2f\n", m.arena_floats, t1 - t0, t2 - t1);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", lengths);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int T = atoi(tok);
+        int32_t *ids = (int32_t *)malloc((size_t)T * sizeof *ids);
+        for (int t = 0; t < T; t++) ids[t] = (int32_t)((t * 2654435761u) % 256u);
+        float *logit = (float *)malloc((size_t)m.cfg.vocab_size * sizeof(float));
+        hs_forward_opts o;
+        memset(&o, 0, sizeof o);
+        o.logits = logit;
+        o.n_logit_rows = 1;
+        if (hs_forward_on(HS_DEVICE_CUDA, &m, ids, T, NULL, &o, err, sizeof err)) {
+            fprintf(stderr, "T=%d: %s\n", T, err);
+            return 1;
+        }
+        double best = 1e30, sum = 0;
+        for (int r = 0; r < reps; r++) {
+            double a = now_s();
+            if (hs_forward_on(HS_DEVICE_CUDA, &m, ids, T, NULL, &o, err, sizeof err)) {
+                fprintf(stderr, "T=%d: %s\n", T, err);
+                return 1;
+            }
+            double s = now_s() - a;
+            sum += s;
+            if (s < best) best = s;
+        }
+        size_t fr, tot;
+        CK(cudaMemGetInfo(&fr, &tot));
+        double fl = model_flops(&m.cfg, T);
+        double tfs = fl / best / 1e12;
+        printf("prefill T=%d ms=%.2f mean_ms=%.2f tok_s=%.0f tflops=%.1f peak_frac=%.3f gpu_mem_gib=%.2f finite=%d\n", T,
+               best * 1e3, sum / reps * 1e3, T / best, tfs, peak > 0 ? tfs / peak : 0.0,
+               (double)(tot - fr) / (1 << 30), isfinite(logit[0]) ? 1 : 0);
+        fflush(stdout);
+        free(ids);
+        free(logit);
+    }
+    hs_forward_device_release(&m);
+    hs_model_free(&m);
+    return 0;
+}
+
+static void fill(float *d, size_t n, float scale, float offset, unsigned seed) {
+    float *h = (float *)malloc(n * sizeof(float));
+    unsigned s = seed;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        h[i] = offset + scale * (((s >> 8) & 0xffff) / 65536.0f - 0.5f);
+    }
+    CK(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice));
+    free(h);
+}
+
+static int bench_kernels(int argc, char **argv) {
+    if (argc < 5) { fprintf(stderr, "usage: bench_gpu kernels T H dk\n"); return 2; }
+    int T = atoi(argv[2]), H = atoi(argv[3]), dk = atoi(argv[4]), dv = dk;
+    size_t n = (size_t)T * H * dk;
+    float *q, *k, *v, *gk, *gw, *o, *beta, *la;
+    CK(cudaMalloc(&q, n * 4)); CK(cudaMalloc(&k, n * 4)); CK(cudaMalloc(&v, n * 4));
+    CK(cudaMalloc(&gk, n * 4)); CK(cudaMalloc(&gw, n * 4)); CK(cudaMalloc(&o, n * 4));
+    CK(cudaMalloc(&beta, (size_t)T * H * 4)); CK(cudaMalloc(&la, (size_t)T * H * 4));
+    fill(q, n, 1.0f, 0.0f, 1); fill(k, n, 0.2f, 0.0f, 2); fill(v, n, 1.0f, 0.0f, 3);
+    fill(gk, n, 0.05f, -0.03f, 4); fill(beta, (size_t)T * H, 0.5f, 0.5f, 5); fill(la, (size_t)T * H, 0.02f, -0.02f, 6);
+    CK(cu_l2norm_heads(k, T, H, dk, 1e-6f, 0));
+    CK(cu_attention_setup());
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    const int W = 4096, S = 1024;
+    double att_flops = 2.0 * (double)T * (T + 1) / 2 * H * (dk + dv);
+    double lin_flops = 4.0 * T * H * dk * dv;
+    const char *names[] = {"attention_nope", "gla_plain", "gla_exact_swla", "gla_overlap_swla", "gdn_plain",
+                           "gdn_exact_swla"};
+    for (int which = 0; which < 6; which++) {
+        float best = 1e30f;
+        for (int r = 0; r < 3; r++) {
+            cudaEventRecord(e0);
+            switch (which) {
+            case 0: CK(cu_attention(o, q, k, v, NULL, T, H, H, dk, dv, 0, 0)); break;
+            case 1: CK(cu_gla_scan(o, q, k, v, gk, NULL, T, H, dk, dv, CU_SWLA_OFF, 0, 0)); break;
+            case 2:
+                CK(cu_gla_window_decay(gw, gk, T, H * dk, W, 0));
+                CK(cu_gla_scan(o, q, k, v, gk, gw, T, H, dk, dv, CU_SWLA_EXACT, W, 0));
+                break;
+            case 3: CK(cu_linattn_window(o, q, k, v, gk, NULL, NULL, T, H, dk, dv, CU_SWLA_OVERLAP, W, S, 0)); break;
+            case 4: CK(cu_gdn_scan(o, q, k, v, beta, la, T, H, dk, dv, 0)); break;
+            case 5: CK(cu_linattn_window(o, q, k, v, NULL, beta, la, T, H, dk, dv, CU_SWLA_EXACT, W, S, 0)); break;
+            }
+            cudaEventRecord(e1);
+            CK(cudaEventSynchronize(e1));
+            float ms;
+            cudaEventElapsedTime(&ms, e0, e1);
+            if (ms < best) best = ms;
+        }
+        double fl = which == 0 ? att_flops : lin_flops;
+        printf("kernel name=%s T=%d H=%d dk=%d ms=%.3f tflops=%.2f\n", names[which], T, H, dk, best,
+               fl / (best * 1e-3) / 1e12);
+        fflush(stdout);
+    }
+    cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(gk); cudaFree(gw); cudaFree(o); cudaFree(beta); cudaFree(la);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { fprintf(stderr, "usage: bench_gpu gemm | model [flags] | kernels T H dk\n"); return 2; }
+    if (!strcmp(argv[1], "gemm")) { gemm_peak(); return 0; }
+    if (!strcmp(argv[1], "model")) return bench_model(argc, argv);
+    if (!strcmp(argv[1], "kernels")) return bench_kernels(argc, argv);
+    fprintf(stderr, "bench_gpu: unknown mode %s\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (through the device tool): build (with the carried .deps debs
+# when the image lacks libcjson/openblas), GPU parity, compute-sanitizer, then make bench-gpu.
+# Logs under $OUT. Usage: bash tests/gpu/device_run.sh [parity] [sanitize] [bench]
+set -u
+OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
+steps=${*:-parity sanitize bench}
+exec > >(tee -a "$OUT/run.log") 2>&1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+MK=()
+if ! pkg-config --exists libcjson openblas 2>/dev/null && [ -d .deps ]; then
+    mkdir -p /tmp/deps; for f in .deps/*.deb; do dpkg -x "$f" /tmp/deps; done
+    D=/tmp/deps/usr; L=$D/lib/x86_64-linux-gnu
+    libs="-L$L -L$L/openblas-pthread -lcjson -lopenblas"
+    MK=(PKG_CFLAGS="-I$D/include -I$D/include/cjson -I$D/include/x86_64-linux-gnu/openblas-pthread" PKG_LIBS="$libs")
+    export BENCH_LIBS="$libs" LD_LIBRARY_PATH="$L:$L/openblas-pthread:${LD_LIBRARY_PATH:-}"
+    echo "deps: using carried debs"
+fi
+t0=$(date +%s)
+make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
+export HS_BIN=$PWD/build/hybridscope
+for s in $steps; do case $s in
+parity) timeout 240 bash tests/gpu/parity.sh > "$OUT/parity.log" 2>&1; echo "parity rc=$?"; cat "$OUT/parity.log" ;;
+sanitize)
+    tmp=$(mktemp -d); python3 -c "import random; r=random.Random(5); print(''.join(r.choice('abcdefgh .') for _ in range(200)))" > $tmp/t
+    $HS_BIN init $tmp/m --preset tiny --efficient gla --layout HH --train-context 128 >/dev/null
+    $HS_BIN init $tmp/g --preset tiny --efficient gdn --train-context 128 >/dev/null
+    for tool in memcheck racecheck; do
+        for args in "$tmp/m --swla --swla-window 40" "$tmp/g --swla=overlap --swla-window 48" "$tmp/g"; do
+            timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
+            echo "sanitizer tool=$tool rc=$? model=$(basename ${args%% *}) $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
+        done
+    done ;;
+bench) bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
+esac; done
