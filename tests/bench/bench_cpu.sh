@@ -35,23 +35,26 @@ echo "## CPU (issue 2)"
 echo
 echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname): $model, $cores cores at ${mhz} MHz, $simd$([ $fma = 1 ] && echo +FMA),"
 echo "$(free -g | awk '/Mem:/ {print $2}') GB RAM; load average before the run: $load (the machine is shared)."
-echo "OpenBLAS core type picked at run time: $(OPENBLAS_VERBOSE=2 "$B" --version 2>&1 | sed -n 's/^Core: //p' | head -1)${OPENBLAS_CORETYPE:+ (forced by OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)}."
 echo "Theoretical fp32 peak assumed: $per_cycle FLOP/cycle/core ($simd, 2 FMA pipes) x ${mhz} MHz ="
 echo "$peak1 GFLOP/s per core, $peak GFLOP/s for $cores cores."
 echo
 
 # ---- GEMM ----
-cc -O2 -I. -Iengine -Ikernels tests/bench/bench_gemm.c "$BUILD/kernels/cpu/matmul.o" -o "$tmp/bench_gemm" \
+# linked with every kernel object, so the engine's OpenBLAS set-up (kernels/cpu/blas_core.c:
+# core fix-up, threading) applies exactly as in the program
+cc -O2 -fopenmp -I. -Iengine -Ikernels tests/bench/bench_gemm.c "$BUILD"/kernels/cpu/*.o -o "$tmp/bench_gemm" \
     $(pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lm
+core=$("$tmp/bench_gemm" 0 core)
 echo "### GEMM (matmul_forward = cblas_sgemm, out = in @ W^T)"
 echo
+echo "OpenBLAS kernels in use: $core${OPENBLAS_CORETYPE:+ (OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)}."
 echo "GFLOP/s per wall second and per CPU second (all threads; on a shared machine the CPU-second"
 echo "figure is the steadier one). Peak column: wall GFLOP/s over the $cores-core peak."
 echo
-core=$(OPENBLAS_VERBOSE=2 "$tmp/bench_gemm" 0 2>&1 >/dev/null | sed -n 's/^Core: //p' | head -1)
 alt=""
-# OpenBLAS's DYNAMIC_ARCH falls back to Prescott (SSE3) kernels on CPUs it cannot name (this VM):
-# measure the AVX-512 kernels too, so the cost of the misdetection is on record.
+# OpenBLAS's DYNAMIC_ARCH falls back to Prescott (SSE3) kernels on CPUs it cannot name; the
+# engine corrects that at load time. If the kernels in use are still Prescott on an AVX-512
+# CPU, measure the AVX-512 kernels too, so the cost is on record.
 if [ "$core" = "Prescott" ] && [ "$simd" = "AVX-512" ] && [ -z "${OPENBLAS_CORETYPE:-}" ]; then alt=SkylakeX; fi
 if [ -n "$alt" ]; then
     echo "| rows x in -> out | $core: GFLOP/s wall / CPU | % of peak | OPENBLAS_CORETYPE=$alt: wall / CPU | % of peak |"

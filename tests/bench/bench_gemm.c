@@ -1,6 +1,8 @@
 /* GEMM throughput of the engine's projection kernel (matmul_forward, CBLAS sgemm) at the
  * shapes the forward pass uses. Prints one line per shape: rows in out, GFLOP per wall second,
- * GFLOP per CPU second (all threads; on a shared machine the second is the steadier one). */
+ * GFLOP per CPU second (all threads; on a shared machine the second is the steadier one).
+ * `bench_gemm 0 core` prints the name of the OpenBLAS kernels in use instead. */
+#include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -15,6 +17,10 @@ static double clock_s(clockid_t id) {
 
 int main(int argc, char **argv) {
     double min_s = argc > 1 ? atof(argv[1]) : 1.0;
+    if (argc > 2) { /* "core": the OpenBLAS kernels in use after the engine's set-up */
+        printf("%s\n", openblas_get_corename());
+        return 0;
+    }
     /* rows x in_dim -> out_dim: projection blocks of the 4M bench model and a square one */
     int shapes[][3] = {{4096, 256, 256}, {256, 256, 768}, {256, 768, 256}, {2048, 1024, 1024},
                        {1024, 2048, 2048}};
