@@ -10,6 +10,7 @@
 
 #include "mixer_internal.h"
 #include "cpu/kernels.h"
+#include "cpu/vexp.h"
 
 /* Row block for the vocabulary projection: at most this many floats of logits at once. */
 #define LOGIT_BLOCK_FLOATS (16u << 20)
@@ -65,8 +66,20 @@ static void mlp_forward(float *x, const float *h, const hs_layer_weights *lw, in
     }
 }
 
+/* -ln softmax(row)[target]: log-sum-exp with the row max, the sum in double. hs_expf is an
+ * accurate vectorisable expf (kernels/cpu/vexp.h), not a fast-math approximation. */
+static double row_nll(const float *row, int V, int target) {
+    float mx = row[0];
+    #pragma omp simd reduction(max : mx)
+    for (int j = 1; j < V; j++) mx = row[j] > mx ? row[j] : mx;
+    double s = 0;
+    #pragma omp simd reduction(+ : s)
+    for (int j = 0; j < V; j++) s += (double)hs_expf(row[j] - mx);
+    return log(s) + (double)mx - (double)row[target];
+}
+
 /* Logits for rows [lo, hi) in blocks; copies the requested rows out and computes the NLL of
- * the next token in double precision (no fast-math: log-sum-exp with the row max). */
+ * the next token. */
 static void head_forward(const hs_model *m, const float *hn, const int32_t *tokens, int T,
                          const hs_forward_opts *opts, float *blk, int blk_rows) {
     const hs_config *c = &m->cfg;
@@ -84,13 +97,7 @@ static void head_forward(const hs_model *m, const float *hn, const int32_t *toke
             const float *row = blk + (size_t)i * V;
             if (n_rows && t >= first_logit)
                 memcpy(opts->logits + (size_t)(t - first_logit) * V, row, (size_t)V * sizeof *row);
-            if (opts->nll && t < T - 1) {
-                double mx = row[0];
-                for (int j = 1; j < V; j++) if (row[j] > mx) mx = row[j];
-                double s = 0;
-                for (int j = 0; j < V; j++) s += exp((double)row[j] - mx);
-                opts->nll[t] = (float)(log(s) + mx - (double)row[tokens[t + 1]]);
-            }
+            if (opts->nll && t < T - 1) opts->nll[t] = (float)row_nll(row, V, tokens[t + 1]);
         }
     }
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu/kernels.h"
+#include "cpu/vexp.h"
 
 /* Widest per-token activation of any mixer (q, k, v, o and their staging share it). */
 static void widths(const hs_config *c, size_t *width, size_t *rank, size_t *heads, int *conv) {
@@ -106,10 +107,10 @@ void hs_head_norm_gate(float *o, const float *h, const float *Wg, const float *n
         matmul_forward(stage, h + (size_t)r0 * d, Wg, nb, d, (int)C);
         rmsnorm_forward(ob, ob, norm_w, nb * H, dv, eps);
         size_t n = (size_t)nb * C;
-        #pragma omp parallel for schedule(static)
+        #pragma omp parallel for simd schedule(static)
         for (size_t i = 0; i < n; i++) {
             float g = stage[i];
-            ob[i] *= g / (1.0f + expf(-g));
+            ob[i] *= g / (1.0f + hs_expf(-g));
         }
     }
 }

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "cpu/kernels.h"
+#include "cpu/vexp.h"
 
 int hs_mixer_run_gdn(float *y, const hs_model *m, int layer, int mixer, const float *h, int T,
                      const hs_knobs *knobs, const hs_knobs_resolved *kr,
@@ -24,8 +25,8 @@ int hs_mixer_run_gdn(float *y, const hs_model *m, int layer, int mixer, const fl
     size_t ns[3] = {nk, nk, nv};
     for (int a = 0; a < 3; a++) {
         float *x = xs[a];
-        #pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < ns[a]; i++) x[i] = x[i] / (1.0f + expf(-x[i]));
+        #pragma omp parallel for simd schedule(static)
+        for (size_t i = 0; i < ns[a]; i++) x[i] = x[i] / (1.0f + hs_expf(-x[i]));
     }
     l2norm_heads_forward(ws->q, T, H, dk, 1e-6f);
     l2norm_heads_forward(ws->k, T, H, dk, 1e-6f);

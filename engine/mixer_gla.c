@@ -5,10 +5,11 @@
 #include <math.h>
 
 #include "cpu/kernels.h"
+#include "cpu/vexp.h"
 
 static void silu_inplace(float *x, size_t n) {
-    #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) x[i] = x[i] / (1.0f + expf(-x[i]));
+    #pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++) x[i] = x[i] / (1.0f + hs_expf(-x[i]));
 }
 
 int hs_mixer_run_gla(float *y, const hs_model *m, int layer, int mixer, const float *h, int T,
@@ -40,7 +41,7 @@ int hs_mixer_run_gla(float *y, const hs_model *m, int layer, int mixer, const fl
     for (size_t i = 0; i < nk; i++) {
         float z = ws->gk[i] + b[i % (size_t)C];
         /* logsigmoid(z) = min(z, 0) - log1p(exp(-|z|)) */
-        float ls = (z < 0 ? z : 0.0f) - log1pf(expf(-fabsf(z)));
+        float ls = (z < 0 ? z : 0.0f) - log1pf(hs_expf(-fabsf(z)));
         ws->gk[i] = ls * inv_norm;
     }
 
