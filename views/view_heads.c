@@ -272,8 +272,8 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
         snprintf(foot, sizeof foot, "%stags: entropy, top-%d hit rate; %s-pooled", part,
                  in->probe ? in->probe->topk : in->topk, pooled);
     else
-        snprintf(foot, sizeof foot, "%sH = normalised entropy, hit = top-%d hit rate; %s-pooled, each map on its own scale",
-                 part, in->probe ? in->probe->topk : in->topk, pooled);
+        snprintf(foot, sizeof foot, "%sH = normalised entropy, hit = top-%d hit rate; %s-pooled, each map on its own %sscale",
+                 part, in->probe ? in->probe->topk : in->topk, pooled, in->log_color ? "log " : "");
     /* branch colours present */
     int present[HS_MIXER_TYPES] = { 0 };
     for (int i = 0; i < L.n; i++) {
