@@ -4,7 +4,8 @@
 # in the same run. Usage: bench_gpu.sh BUILD_DIR. Prints key=value lines (bench notes are
 # written from them by hand). Env: BENCH_PRESETS (default "376m 776m"), BENCH_TYPES
 # (default "swa gla gdn"), BENCH_LENGTHS (default 4096,16384,65536), BENCH_TORCH=0 to skip
-# the reference, BENCH_STEP_S (timeout of each step, default 300).
+# the reference, BENCH_KERNELS=0 to skip the kernel rows, BENCH_REPS (timed runs, default 3),
+# BENCH_STEP_S (timeout of each step, default 300).
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -22,11 +23,11 @@ B=$BUILD/hs_gpu_bench
 date -u +"date=%Y-%m-%dT%H:%MZ"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu=/'
 peak=$($B gemm | tee /dev/stderr | sed -n 's/.*tflops=\([0-9.]*\).*/\1/p')
-timeout "$STEP" $B kernels 65536 8 128
+[ "${BENCH_KERNELS:-1}" != 0 ] && timeout "$STEP" $B kernels 65536 8 128
 for p in $PRESETS; do
     for t in $TYPES; do
         echo "== ours preset=$p efficient=$t LH 3:1 NoPE"
-        timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" --reps 3 --peak "$peak"
+        timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
     done
 done
 if [ "${BENCH_TORCH:-1}" != 0 ]; then

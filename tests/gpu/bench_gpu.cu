@@ -99,7 +99,7 @@ static int bench_model(int argc, char **argv) {
         int j = i;
         int r = hs_preset_parse_arg(&pa, argc, argv, &j, err, sizeof err);
         if (r < 0) { fprintf(stderr, "%s\n", err); return 2; }
-        if (r > 0) { i = j - 1; continue; }
+        if (r > 0) { i = j; continue; }   /* j is left on the flag's value */
         if (!strcmp(argv[i], "--lengths") && i + 1 < argc) lengths = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--peak") && i + 1 < argc) peak = atof(argv[++i]);
