@@ -11,6 +11,7 @@
 #include "../engine/assets.h"
 #include "../engine/needle.h"
 #include "../engine/ppl.h"
+#include "device_forward.h"
 
 #define JOB_BIT(k) (1u << (k))
 
@@ -269,9 +270,17 @@ static int job_niah(hs_niah_result **out, hs_controller *c, const hs_settings *s
     fo.progress = still_wanted;   /* a long sample stops mid-forward when the sweep is stale */
     fo.progress_ctx = jc;
     jc->lo = 0; jc->hi = 1;
-    int rc = nc.installed ? hs_niah_sweep(r, m, &s->knobs, a, s->seed, &fo, NULL, NULL,
-                                          niah_on_sample, &nc, err, errlen)
-                          : HS_CANCELLED;
+    /* On CUDA the sweep's forwards (prefill and greedy steps) run on the device. */
+    hs_device_forward df;
+    memset(&df, 0, sizeof df);
+    int on_cuda = c->device_resolved == HS_DEVICE_CUDA;
+    int rc = HS_CANCELLED;
+    if (nc.installed && on_cuda && hs_device_forward_open(&df, HS_DEVICE_CUDA, m, &s->knobs, err, errlen) != 0)
+        rc = -1;
+    else if (nc.installed)
+        rc = hs_niah_sweep(r, m, &s->knobs, a, s->seed, &fo, on_cuda ? hs_device_forward_run : NULL,
+                           on_cuda ? &df : NULL, niah_on_sample, &nc, err, errlen);
+    if (on_cuda) hs_device_forward_close(&df);
     if (rc != 0) { hs_niah_result_free(r); free(r); return rc; }
     *out = r;
     return 0;
@@ -279,7 +288,7 @@ static int job_niah(hs_niah_result **out, hs_controller *c, const hs_settings *s
 
 /* ---- job: perplexity by position ---- */
 
-#define PPL_DOCS 4
+#define PPL_DOCS 3
 #define PPL_BUCKETS 24
 
 static int ppl_on_doc(void *ctx, int done, int total) {
@@ -306,7 +315,14 @@ static int job_ppl(hs_ppl_result **out, hs_controller *c, const hs_settings *s, 
         hs_forward_opts base;
         memset(&base, 0, sizeof base);
         jc->lo = 0; jc->hi = 1;
-        rc = hs_ppl_run(r, m, &s->knobs, docs, n_docs, &base, NULL, NULL, ppl_on_doc, jc, err, errlen);
+        hs_device_forward df;
+        memset(&df, 0, sizeof df);
+        int on_cuda = c->device_resolved == HS_DEVICE_CUDA;
+        if (on_cuda) rc = hs_device_forward_open(&df, HS_DEVICE_CUDA, m, &s->knobs, err, errlen);
+        if (rc == 0)
+            rc = hs_ppl_run(r, m, &s->knobs, docs, n_docs, &base, on_cuda ? hs_device_forward_run : NULL,
+                            on_cuda ? &df : NULL, ppl_on_doc, jc, err, errlen);
+        if (on_cuda) hs_device_forward_close(&df);
     }
     free(docs);
     if (rc != 0) {
@@ -364,15 +380,17 @@ static void install(hs_controller *c, hs_job_kind k, job_result *r) {
 }
 
 static void describe_job(char *out, size_t n, hs_job_kind k, const hs_settings *s,
-                         const hs_config *cfg) {
+                         const hs_config *cfg, int on_cuda) {
     hs_head_ref r = { 0, 0, 0 };
+    /* per-head analysis needs the CPU forward's capture hooks */
+    const char *where = on_cuda && (k == HS_JOB_PROBE || k == HS_JOB_HEADMAP) ? " (on the cpu)" : "";
     switch (k) {
     case HS_JOB_PROBE:
-        snprintf(out, n, "probe %s L=%d", hs_needle_task_name(s->task), s->length);
+        snprintf(out, n, "probe %s L=%d%s", hs_needle_task_name(s->task), s->length, where);
         break;
     case HS_JOB_HEADMAP:
         hs_ctl_head_ref(cfg, s->sel_head, &r);
-        snprintf(out, n, "map of head %d.%d.%d", r.layer, r.mixer, r.head);
+        snprintf(out, n, "map of head %d.%d.%d%s", r.layer, r.mixer, r.head, where);
         break;
     case HS_JOB_NIAH: snprintf(out, n, "needle sweep"); break;
     case HS_JOB_PPL: snprintf(out, n, "perplexity L=%d", s->ppl_length); break;
@@ -390,7 +408,7 @@ static int run_job_locked(hs_controller *c, hs_job_kind k, char *err, size_t err
     c->busy = 1;
     c->cur_job = k;
     c->progress = 0;
-    describe_job(c->job_text, sizeof c->job_text, k, &s, &m->cfg);
+    describe_job(c->job_text, sizeof c->job_text, k, &s, &m->cfg, c->device_resolved == HS_DEVICE_CUDA);
     hs_ctl_unlock(c);
 
     job_ctx jc = { c, k, version, 0, 1 };
