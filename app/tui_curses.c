@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "../views/paint_text.h"
@@ -158,6 +159,11 @@ static void on_mouse(hs_controller *c, hs_text_grid *g) {
 }
 
 int hs_tui_run(hs_controller *c, int ascii) {
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "hybridscope tui: needs a terminal on stdin and stdout (for images "
+                        "without one, use 'hybridscope export')\n");
+        return 1;
+    }
     setlocale(LC_ALL, "");
     tui t;
     memset(&t, 0, sizeof t);

@@ -57,8 +57,8 @@ static const char *family_dir(void) {
     FILE *f = fopen(p, "w");
     if (!f) { made = -1; return NULL; }
     fprintf(f, "{\"default\": \"m31\", \"families\": [{\"name\": \"gla-nope-hh\", \"efficient\": \"gla\","
-               " \"layout\": \"HH\", \"members\": [{\"name\": \"m31\", \"ratio\": \"3:1\"},"
-               " {\"name\": \"m11\", \"ratio\": \"1:1\"}]}]}\n");
+               " \"layout\": \"HH\", \"members\": [{\"model\": \"m31\", \"ratio\": \"3:1\"},"
+               " {\"model\": \"m11\", \"ratio\": \"1:1\"}]}]}\n");
     fclose(f);
     made = 1;
     return dir;
