@@ -106,7 +106,8 @@ TEST(kernels_rope) {
 
 TEST(kernels_silu_swiglu) {
     hs_test_rng r = {4};
-    size_t n = 1001;
+    for (int big = 0; big < 2; big++) {
+    size_t n = big ? 300001 : 1001; /* the second size runs the OpenMP path */
     float *g = frand(n, 4, &r), *u = frand(n, 1, &r), *y = fnew(n);
     double *ref = dnew(n);
     silu_forward(y, g, n);
@@ -118,13 +119,18 @@ TEST(kernels_silu_swiglu) {
     e = hs_test_rel_err(y, ref, n, 1e-6);
     CHECK(e <= TOL, "swiglu rel err %.3g", e);
     free(g); free(u); free(y); free(ref);
+    }
+    /* the tails: silu(-100) = -0 (rounded), silu(100) = 100 */
+    float z[2] = {-100.0f, 100.0f}, o[2];
+    silu_forward(o, z, 2);
+    CHECK(o[0] == 0.0f && o[1] == 100.0f, "silu tails %g %g", o[0], o[1]);
 }
 
 TEST(kernels_conv1d) {
     hs_test_rng r = {5};
-    const int Ts[] = {1, 2, 3, 13, 64};
-    int C = 7, K = 4;
-    for (int a = 0; a < 5; a++) {
+    const int Ts[] = {1, 2, 3, 13, 64, 2000}; /* 2000 x 40 x 4 > 2^18: the OpenMP path */
+    int C = 40, K = 4;
+    for (int a = 0; a < 6; a++) {
         int T = Ts[a];
         float *x = frand((size_t)T * C, 1, &r), *w = frand((size_t)C * K, 1, &r), *y = fnew((size_t)T * C);
         float *hist = frand((size_t)(K - 1) * C, 1, &r);
