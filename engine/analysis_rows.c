@@ -22,6 +22,51 @@
 #define HS_ROWS_CHUNK 256
 #define KEY_TILE 512
 #define TINY HS_SWEEP_TINY
+/* The O(T dk^2) loops of gdn run in the widest vector unit the CPU has. */
+#define VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+/* One gdn chunk [lo, hi): U_s = M_s k_s into keys (float), M = A_{hi-1}..A_lo into M (row-major).
+ * Mt is dk x dk scratch holding M_s^T, u dk scratch. */
+static VEC_CLONES void gdn_chunk(float *keys, double *M, double *Mt, double *u, const hs_head_view *v,
+                                 int lo, int hi) {
+    const hs_mixer_acts *a = v->acts;
+    int dk = v->dk, H = a->mc->num_heads;
+    for (int i = 0; i < dk * dk; i++) Mt[i] = 0;
+    for (int i = 0; i < dk; i++) Mt[(size_t)i * dk + i] = 1.0;
+    for (int s = hi - 1; s >= lo; s--) {
+        const float *k = a->k + ((size_t)s * H + v->head) * dk;
+        double beta = a->beta[(size_t)s * H + v->head], alpha = v->decay[s];
+        for (int i = 0; i < dk; i++) u[i] = 0;
+        for (int l = 0; l < dk; l++) {
+            double kl = k[l];
+            const double *col = Mt + (size_t)l * dk;
+#pragma omp simd
+            for (int i = 0; i < dk; i++) u[i] += col[i] * kl;
+        }
+        float *out = keys + (size_t)s * dk;
+        for (int i = 0; i < dk; i++) out[i] = (float)u[i];
+        for (int jj = 0; jj < dk; jj++) {
+            double bk = beta * k[jj];
+            double *col = Mt + (size_t)jj * dk;
+#pragma omp simd
+            for (int i = 0; i < dk; i++) col[i] = alpha * (col[i] - bk * u[i]);
+        }
+    }
+    for (int i = 0; i < dk; i++)
+        for (int jj = 0; jj < dk; jj++) M[(size_t)i * dk + jj] = Mt[(size_t)jj * dk + i];
+}
+
+/* R <- R M for one row (M row-major dk x dk), tiny values flushed. */
+static VEC_CLONES void row_times_matrix(double *R, double *tmp, const double *M, int dk) {
+    for (int c = 0; c < dk; c++) tmp[c] = 0;
+    for (int i = 0; i < dk; i++) {
+        double ri = R[i];
+        const double *Mrow = M + (size_t)i * dk;
+#pragma omp simd
+        for (int c = 0; c < dk; c++) tmp[c] += ri * Mrow[c];
+    }
+    for (int c = 0; c < dk; c++) R[c] = fabs(tmp[c]) < TINY ? 0 : tmp[c];
+}
 
 int hs_head_view_prepare(hs_head_view *v) {
     if (v->prepared) return 0;
@@ -51,35 +96,15 @@ int hs_head_view_prepare(hs_head_view *v) {
                 const float *k = a->k + ((size_t)s * H + v->head) * dk;
                 const double *d = v->decay + (size_t)s * dk;
                 float *out = v->keys + (size_t)s * dk;
-                for (int i = 0; i < dk; i++) { out[i] = (float)(P[i] * k[i]); P[i] *= d[i]; }
+                for (int i = 0; i < dk; i++) {
+                    out[i] = (float)(P[i] * k[i]);
+                    P[i] = P[i] * d[i] < TINY ? 0.0 : P[i] * d[i];
+                }
             }
             memcpy(v->carry + (size_t)j * dk, P, sizeof(double) * dk);
         } else {
-            /* Mt = M^T, M_{b-1} = I; u_s = M_s k_s; M_{s-1} = alpha_s (M_s - beta_s u_s k_s^T). */
-            double *Mt = P;
-            for (int i = 0; i < dk * dk; i++) Mt[i] = 0;
-            for (int i = 0; i < dk; i++) Mt[(size_t)i * dk + i] = 1.0;
-            for (int s = hi - 1; s >= lo; s--) {
-                const float *k = a->k + ((size_t)s * H + v->head) * dk;
-                double beta = a->beta[(size_t)s * H + v->head], alpha = v->decay[s];
-                for (int i = 0; i < dk; i++) u[i] = 0;
-                for (int l = 0; l < dk; l++) {
-                    double kl = k[l];
-                    const double *col = Mt + (size_t)l * dk;
-                    for (int i = 0; i < dk; i++) u[i] += col[i] * kl;
-                }
-                float *out = v->keys + (size_t)s * dk;
-                for (int i = 0; i < dk; i++) out[i] = (float)u[i];
-                for (int jj = 0; jj < dk; jj++) {
-                    double bk = beta * k[jj];
-                    double *col = Mt + (size_t)jj * dk;
-                    for (int i = 0; i < dk; i++) col[i] = alpha * (col[i] - bk * u[i]);
-                }
-            }
-            /* carry M row-major: M[i][j] = Mt[j][i] */
-            double *M = v->carry + (size_t)j * dk * dk;
-            for (int i = 0; i < dk; i++)
-                for (int jj = 0; jj < dk; jj++) M[(size_t)i * dk + jj] = Mt[(size_t)jj * dk + i];
+            /* M_{b-1} = I; u_s = M_s k_s; M_{s-1} = alpha_s (M_s - beta_s u_s k_s^T). */
+            gdn_chunk(v->keys, v->carry + (size_t)j * dk * dk, P, u, v, lo, hi);
         }
     }
     free(P); free(u);
@@ -198,14 +223,7 @@ static int linear_rows(const hs_head_view *v, const int *ts, int n, const int *l
                         if (fabs(Rr[c]) < TINY) Rr[c] = 0;
                     }
                 } else {
-                    const double *M = v->carry + (size_t)j * dk * dk;
-                    for (int c = 0; c < dk; c++) tmp[c] = 0;
-                    for (int i2 = 0; i2 < dk; i2++) {
-                        double ri = Rr[i2];
-                        const double *Mrow = M + (size_t)i2 * dk;
-                        for (int c = 0; c < dk; c++) tmp[c] += ri * Mrow[c];
-                    }
-                    for (int c = 0; c < dk; c++) Rr[c] = fabs(tmp[c]) < TINY ? 0 : tmp[c];
+                    row_times_matrix(Rr, tmp, v->carry + (size_t)j * dk * dk, dk);
                 }
             }
         }
