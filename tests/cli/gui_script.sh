@@ -37,10 +37,14 @@ screenshot $tmp/head_zoom.png
 drag 300 300 200 250
 wait
 screenshot $tmp/head_pan.png
-# a click in the heads view selects a head
+# a click on a tile of the heads view selects that head (the pointer parked where no tooltip
+# shows, so only the selection differs)
 key 1
 wait
-click 60 90
+move 5 505
+screenshot $tmp/heads_before.png
+click 300 200
+move 5 505
 wait
 screenshot $tmp/heads_click.png
 # help overlay, theme, save
@@ -59,7 +63,7 @@ SCRIPT
     --bins 8 --head-bins 32 --lengths 512 --depths 0:100:50 --tasks sk1 --ppl-length 512 \
     --script "$tmp/script" 2>"$tmp/err" ) || fail "gui exited $?"
 
-for f in heads heads_again tidal tidal_swla tidal_swla_log head head_zoom head_pan heads_click help dark; do
+for f in heads heads_again tidal tidal_swla tidal_swla_log head head_zoom head_pan heads_before heads_click help dark; do
     python3 "$here/imgcheck.py" png "$tmp/$f.png" 800 520 || fail "$f.png"
 done
 python3 "$here/imgcheck.py" png "$tmp/small.png" 700 450 || fail "small.png after resize"
@@ -68,7 +72,7 @@ cmp -s "$tmp/tidal.png" "$tmp/tidal_swla.png" && fail "SWLA did not change the t
 cmp -s "$tmp/tidal_swla.png" "$tmp/tidal_swla_log.png" && fail "log scaling did not change the tidal plot"
 cmp -s "$tmp/head.png" "$tmp/head_zoom.png" && fail "the wheel did not zoom the head view"
 cmp -s "$tmp/head_zoom.png" "$tmp/head_pan.png" && fail "the drag did not pan the head view"
-cmp -s "$tmp/heads.png" "$tmp/heads_click.png" && fail "the click selected nothing"
+cmp -s "$tmp/heads_before.png" "$tmp/heads_click.png" && fail "the click selected nothing"
 cmp -s "$tmp/heads_click.png" "$tmp/help.png" && fail "? showed no help"
 ls "$tmp"/hybridscope-heads-*.png >/dev/null 2>&1 || fail "s saved no PNG"
 
