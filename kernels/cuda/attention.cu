@@ -1,4 +1,5 @@
-/* Causal softmax attention, flash style: a block owns 32 queries of one head and streams key
+/* Causal softmax attention, flash style, on the CUDA cores (any head dim up to 256; the
+ * tensor-core kernel in attention_tc.cu takes multiples of 16 up to 128): a block owns 32 queries of one head and streams key
  * tiles of 64 through shared memory with an online softmax (running max and sum per query),
  * so no T x T matrix exists anywhere. Key tiles wholly before the window of the block's first
  * query are never loaded (key-block skipping). Each warp owns 4 queries; a lane scores two keys
@@ -121,11 +122,21 @@ attention_kernel(float *out, const float *q, const float *k, const float *v, con
 }
 
 cudaError_t cu_attention_setup(void) {
-    return cudaFuncSetAttribute(attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)att_smem_bytes(CU_MAX_HEAD_DIM, CU_MAX_HEAD_DIM));
+    cudaError_t e = cudaFuncSetAttribute(attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)att_smem_bytes(CU_MAX_HEAD_DIM, CU_MAX_HEAD_DIM));
+    return e != cudaSuccess ? e : cu_attention_tc_setup();
 }
 
 cudaError_t cu_attention(float *out, const float *q, const float *k, const float *v,
+                         const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
+                         cudaStream_t st) {
+    if (H % Hkv) return cudaErrorInvalidValue;
+    if (cu_attention_tc_fits(dk, dv))
+        return cu_attention_tc(out, q, k, v, row_scale, T, H, Hkv, dk, dv, window, st);
+    return cu_attention_simt(out, q, k, v, row_scale, T, H, Hkv, dk, dv, window, st);
+}
+
+cudaError_t cu_attention_simt(float *out, const float *q, const float *k, const float *v,
                          const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
                          cudaStream_t st) {
     if (dk > CU_MAX_HEAD_DIM || dv > CU_MAX_HEAD_DIM || H % Hkv) return cudaErrorInvalidValue;

@@ -57,8 +57,18 @@ cudaError_t cu_nll_rows(float *nll, const float *logits, const int32_t *targets,
 cudaError_t cu_attention(float *out, const float *q, const float *k, const float *v,
                          const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
                          cudaStream_t st);
-/* Dynamic shared memory the attention kernel needs (call once, before the first launch). */
+/* Dynamic shared memory the attention kernels need (call once, before the first launch). */
 cudaError_t cu_attention_setup(void);
+/* The two implementations cu_attention picks from: bf16 tensor cores (WMMA, fp32
+ * accumulation; dk, dv multiples of 16 up to 128) and fp32 CUDA cores (any dims up to 256). */
+int cu_attention_tc_fits(int dk, int dv);
+cudaError_t cu_attention_tc_setup(void);
+cudaError_t cu_attention_tc(float *out, const float *q, const float *k, const float *v,
+                            const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
+                            cudaStream_t st);
+cudaError_t cu_attention_simt(float *out, const float *q, const float *k, const float *v,
+                              const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
+                              cudaStream_t st);
 
 /* Gated linear attention, full recurrence S_t = diag(exp(gk_t)) S_{t-1} + k_t^T v_t,
  * o_t = (q_t/sqrt(dk)) S_t; the state column of each value channel lives in registers of a

@@ -4,7 +4,8 @@
  *       prefill of a random-weight model through the engine's device dispatch: ms, tokens/s,
  *       model TFLOP/s (matmul FLOPs + attention/scan FLOPs as stated below), fraction of the
  *       GEMM peak, GPU memory in use after the forward (weights + workspace + context)
- *   bench_gpu kernels T H dk                attention (full causal, NoPE), gla scan plain /
+ *   bench_gpu attn-check                    tensor-core vs fp32 attention on an odd case
+ *   bench_gpu kernels T H dk                attention (full causal, NoPE; tensor cores and fp32), gla scan plain /
  *       exact SWLA / overlap SWLA (W=4096, S=1024), gdn scan plain / exact SWLA
  * One line per measurement, "key=value" fields, so the script can tabulate them. */
 #include <cublas_v2.h>
@@ -170,6 +171,38 @@ static void fill(float *d, size_t n, float scale, float offset, unsigned seed) {
     free(h);
 }
 
+/* The tensor-core attention against the fp32 one on a small odd case (GQA, window, log
+ * scaling, T not a multiple of the tiles): largest difference relative to the output RMS. */
+static void attention_check(void) {
+    const int T = 1001, H = 4, Hkv = 2, dk = 64, dv = 64, W = 300;
+    size_t nq = (size_t)T * H * dk, nk = (size_t)T * Hkv * dk;
+    float *q, *k, *v, *o1, *o2, *rs;
+    CK(cudaMalloc(&q, nq * 4)); CK(cudaMalloc(&k, nk * 4)); CK(cudaMalloc(&v, nk * 4));
+    CK(cudaMalloc(&o1, nq * 4)); CK(cudaMalloc(&o2, nq * 4)); CK(cudaMalloc(&rs, T * 4));
+    fill(q, nq, 4.0f, 0.0f, 11); fill(k, nk, 4.0f, 0.0f, 12); fill(v, nk, 2.0f, 0.0f, 13); fill(rs, T, 0.5f, 1.25f, 14);
+    CK(cu_attention_setup());
+    for (int mode = 0; mode < 2; mode++) {
+        const float *r = mode ? rs : NULL;
+        int w = mode ? W : 0;
+        CK(cu_attention_tc(o1, q, k, v, r, T, H, Hkv, dk, dv, w, 0));
+        CK(cu_attention_simt(o2, q, k, v, r, T, H, Hkv, dk, dv, w, 0));
+        float *a = (float *)malloc(nq * 4), *b = (float *)malloc(nq * 4);
+        CK(cudaMemcpy(a, o1, nq * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(b, o2, nq * 4, cudaMemcpyDeviceToHost));
+        double ss = 0, mx = 0;
+        for (size_t i = 0; i < nq; i++) {
+            ss += (double)b[i] * b[i];
+            double d = fabs((double)a[i] - b[i]);
+            if (!(d <= mx)) mx = d;    /* NaN propagates */
+        }
+        double rel = mx / sqrt(ss / nq);
+        printf("attn_check mode=%s rel_max=%.2e %s\n", mode ? "window+logscale+gqa" : "causal+gqa", rel,
+               rel < 0.05 ? "ok" : "FAIL");
+        free(a); free(b);
+    }
+    cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(o1); cudaFree(o2); cudaFree(rs);
+}
+
 static int bench_kernels(int argc, char **argv) {
     if (argc < 5) { fprintf(stderr, "usage: bench_gpu kernels T H dk\n"); return 2; }
     int T = atoi(argv[2]), H = atoi(argv[3]), dk = atoi(argv[4]), dv = dk;
@@ -188,22 +221,23 @@ static int bench_kernels(int argc, char **argv) {
     const int W = 4096, S = 1024;
     double att_flops = 2.0 * (double)T * (T + 1) / 2 * H * (dk + dv);
     double lin_flops = 4.0 * T * H * dk * dv;
-    const char *names[] = {"attention_nope", "gla_plain", "gla_exact_swla", "gla_overlap_swla", "gdn_plain",
+    const char *names[] = {"attention_nope_tc", "attention_nope_simt", "gla_plain", "gla_exact_swla", "gla_overlap_swla", "gdn_plain",
                            "gdn_exact_swla"};
-    for (int which = 0; which < 6; which++) {
+    for (int which = 0; which < 7; which++) {
         float best = 1e30f;
-        for (int r = 0; r < 3; r++) {
+        for (int r = 0; r < (which == 1 ? 1 : 3); r++) {   /* the fp32 kernel is slow: once */
             cudaEventRecord(e0);
             switch (which) {
-            case 0: CK(cu_attention(o, q, k, v, NULL, T, H, H, dk, dv, 0, 0)); break;
-            case 1: CK(cu_gla_scan(o, q, k, v, gk, NULL, T, H, dk, dv, CU_SWLA_OFF, 0, 0)); break;
-            case 2:
+            case 0: CK(cu_attention_tc(o, q, k, v, NULL, T, H, H, dk, dv, 0, 0)); break;
+            case 1: CK(cu_attention_simt(o, q, k, v, NULL, T, H, H, dk, dv, 0, 0)); break;
+            case 2: CK(cu_gla_scan(o, q, k, v, gk, NULL, T, H, dk, dv, CU_SWLA_OFF, 0, 0)); break;
+            case 3:
                 CK(cu_gla_window_decay(gw, gk, T, H * dk, W, 0));
                 CK(cu_gla_scan(o, q, k, v, gk, gw, T, H, dk, dv, CU_SWLA_EXACT, W, 0));
                 break;
-            case 3: CK(cu_linattn_window(o, q, k, v, gk, NULL, NULL, T, H, dk, dv, CU_SWLA_OVERLAP, W, S, 0)); break;
-            case 4: CK(cu_gdn_scan(o, q, k, v, beta, la, T, H, dk, dv, 0)); break;
-            case 5: CK(cu_linattn_window(o, q, k, v, NULL, beta, la, T, H, dk, dv, CU_SWLA_EXACT, W, S, 0)); break;
+            case 4: CK(cu_linattn_window(o, q, k, v, gk, NULL, NULL, T, H, dk, dv, CU_SWLA_OVERLAP, W, S, 0)); break;
+            case 5: CK(cu_gdn_scan(o, q, k, v, beta, la, T, H, dk, dv, 0)); break;
+            case 6: CK(cu_linattn_window(o, q, k, v, NULL, beta, la, T, H, dk, dv, CU_SWLA_EXACT, W, S, 0)); break;
             }
             cudaEventRecord(e1);
             CK(cudaEventSynchronize(e1));
@@ -211,7 +245,7 @@ static int bench_kernels(int argc, char **argv) {
             cudaEventElapsedTime(&ms, e0, e1);
             if (ms < best) best = ms;
         }
-        double fl = which == 0 ? att_flops : lin_flops;
+        double fl = which <= 1 ? att_flops : lin_flops;
         printf("kernel name=%s T=%d H=%d dk=%d ms=%.3f tflops=%.2f\n", names[which], T, H, dk, best,
                fl / (best * 1e-3) / 1e12);
         fflush(stdout);
@@ -225,6 +259,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "gemm")) { gemm_peak(); return 0; }
     if (!strcmp(argv[1], "model")) return bench_model(argc, argv);
     if (!strcmp(argv[1], "kernels")) return bench_kernels(argc, argv);
+    if (!strcmp(argv[1], "attn-check")) { attention_check(); return 0; }
     fprintf(stderr, "bench_gpu: unknown mode %s\n", argv[1]);
     return 2;
 }
