@@ -42,10 +42,20 @@ void hs_ctl_bump(hs_controller *c, unsigned mask) {
     pthread_cond_signal(&c->wake);
 }
 
+/* Caller holds the lock. A job stops when its settings changed, when it was cancelled, when a
+ * new model is coming, or when the user moved to a view that waits for another job (the
+ * view on screen comes first; the stopped job runs again when its view needs it). */
+int hs_ctl_job_should_stop(const hs_controller *c, hs_job_kind k, unsigned version) {
+    if (c->quit || c->jobs[k].want != version || c->jobs[k].failed == version || c->pending_load)
+        return 1;
+    unsigned need = hs_ctl_view_jobs(c->s.view);
+    if (!c->thread_started || (need & JOB_BIT(k))) return 0;
+    return hs_ctl_pending(c);
+}
+
 int hs_ctl_job_progress(hs_controller *c, hs_job_kind k, unsigned version, double fraction) {
     hs_ctl_lock(c);
-    int cancel = c->quit || c->jobs[k].want != version || c->jobs[k].failed == version ||
-                 c->pending_load;
+    int cancel = hs_ctl_job_should_stop(c, k, version);
     if (!cancel && c->busy && c->cur_job == k) c->progress = fraction;
     hs_ctl_unlock(c);
     return cancel;

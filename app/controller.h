@@ -216,6 +216,7 @@ int hs_gui_run(hs_controller *c, const hs_gui_opts *o);
 
 /* Internals shared with app/worker.c. */
 int hs_ctl_job_progress(hs_controller *c, hs_job_kind k, unsigned version, double fraction);
+int hs_ctl_job_should_stop(const hs_controller *c, hs_job_kind k, unsigned version);
 void hs_ctl_bump(hs_controller *c, unsigned mask);
 
 #endif

@@ -66,8 +66,7 @@ static int still_wanted(void *ctx, double f) {
     (void)f;
     job_ctx *j = ctx;
     hs_ctl_lock(j->c);
-    int cancel = j->c->quit || j->c->jobs[j->kind].want != j->version ||
-                 j->c->jobs[j->kind].failed == j->version || j->c->pending_load;
+    int cancel = hs_ctl_job_should_stop(j->c, j->kind, j->version);
     hs_ctl_unlock(j->c);
     return cancel;
 }

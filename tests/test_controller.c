@@ -325,6 +325,27 @@ TEST(controller_worker_newest_wins_and_cancels) {
     hs_ctl_unlock(c);
     CHECK(stopped && took < 10, "sweep did not stop after the knob change (%.1f s)", took);
     CHECK(nh != nw, "the cancelled sweep was installed as current");
+    /* the view on screen comes first: leaving the needle view for one whose probe is stale
+     * stops the sweep, the probe runs, and the sweep starts again on return */
+    hs_ctl_set_view(c, HS_VIEW_NEEDLE);
+    t0 = now_s();
+    started = 0;
+    while (now_s() - t0 < 30) {
+        hs_ctl_lock(c);
+        started = c->busy && c->cur_job == HS_JOB_NIAH;
+        hs_ctl_unlock(c);
+        if (started) break;
+        usleep(2000);
+    }
+    CHECK(started, "sweep never restarted");
+    hs_ctl_set_depth(c, 30);
+    hs_ctl_set_view(c, HS_VIEW_TIDAL);
+    CHECK(wait_idle(c, 30) == 0, "the tidal view's probe waited for the sweep");
+    hs_ctl_lock(c);
+    int probe_ok = c->probe && c->jobs[HS_JOB_PROBE].have == c->jobs[HS_JOB_PROBE].want;
+    int sweep_done = c->jobs[HS_JOB_NIAH].have == c->jobs[HS_JOB_NIAH].want;
+    hs_ctl_unlock(c);
+    CHECK(probe_ok && !sweep_done, "probe %d, sweep finished %d", probe_ok, sweep_done);
     close_ctl(c);   /* joins the worker */
 }
 
