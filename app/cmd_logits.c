@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "cuda_backend.h"
 #include "forward.h"
+#include "forward_device.h"
 #include "knobs.h"
 #include "model.h"
 #include "npy.h"
@@ -67,19 +68,6 @@ static char *read_text_file(const char *path, size_t *len) {
     if (bad) hs_cli_die(CMD, "--text-file %s: read error (a directory?)", path);
     *len = n;
     return buf;
-}
-
-/* The forward pass on the resolved device. */
-static int run_forward(int device, const hs_model *m, const int32_t *tok, int T,
-                       const hs_knobs *k, const hs_forward_opts *o, char *err, size_t errlen) {
-    if (device != HS_DEVICE_CUDA) return hs_forward(m, tok, T, k, o, err, errlen);
-    const hs_cuda_api *api = hs_cuda_load(err, errlen);
-    if (!api) return -1;
-    hs_cuda_model *cm = api->model_upload(m, err, errlen);
-    if (!cm) return -1;
-    int rc = api->forward(cm, tok, T, k, o, err, errlen);
-    api->model_free(cm);
-    return rc;
 }
 
 static int cmd_logits(int argc, char **argv) {
@@ -144,7 +132,7 @@ static int cmd_logits(int argc, char **argv) {
     int rows = last ? (int)last : T;
 
     int device = hs_device_resolve(requested, err, sizeof err);
-    if (device < 0) hs_cli_fail(CMD, "--device %s: %s", device_arg, err);
+    if (device < 0) hs_cli_fail(CMD, "%s", err);
 
     size_t n_out = (size_t)rows * (size_t)c->vocab_size;
     float *logits = malloc(n_out * sizeof *logits);
@@ -163,7 +151,7 @@ static int cmd_logits(int argc, char **argv) {
     o.progress = on_progress;
     o.progress_ctx = &bar;
     double t0 = now_s();
-    int rc = run_forward(device, &m, tok, T, &knobs, &o, err, sizeof err);
+    int rc = hs_forward_on(device, &m, tok, T, &knobs, &o, err, sizeof err);
     double secs = now_s() - t0;
     hs_progress_done(&bar);
     if (rc) hs_cli_fail(CMD, "%s", err);
@@ -177,6 +165,7 @@ static int cmd_logits(int argc, char **argv) {
            secs > 0 ? T / secs : 0.0);
     free(logits);
     free(tok);
+    hs_forward_device_release(&m);
     hs_model_free(&m);
     return 0;
 }

@@ -171,4 +171,10 @@ err=$("$B" logits "$m" --text a 2>&1); rc=$?
 err=$("$B" logits "$tmp/nonexistent" --text a --out "$tmp/bad.npy" 2>&1); rc=$?
 [ $rc -eq 2 ] && [[ "$err" == *nonexistent* ]] || fail "missing model: $rc $err"
 "$B" logits --help | grep -q -- "--swla-stride" || fail "--help lacks the knob flags"
+# without the CUDA plugin next to the binary, --device cuda is a clean runtime failure
+if [ ! -e "$(dirname "$B")/libhs_cuda.so" ] && [ -z "${HS_CUDA_LIB:-}" ]; then
+    err=$("$B" logits "$m" --text a --device cuda --out "$tmp/bad.npy" 2>&1); rc=$?
+    [ $rc -eq 1 ] && [[ "$err" == *"no CUDA device"* ]] || fail "--device cuda without a backend: $rc $err"
+    [ ! -e "$tmp/bad.npy" ] || fail "--device cuda failure left an output file"
+fi
 exit 0
