@@ -8,7 +8,7 @@
 
 /* Rows per block for projections that are staged (conv, gates, MLP, logits): big enough for
  * an efficient GEMM, small enough that the staging buffers stay O(B * width). */
-#define HS_ROW_BLOCK 256
+#define HS_ROW_BLOCK 1024
 
 /* Buffers for one mixer call, sized for the widest mixer of the model at T tokens. */
 typedef struct {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "forward.h"
+#include "mixer_internal.h" /* HS_ROW_BLOCK */
 #include "model.h"
 #include "ref_model.h"
 
@@ -268,6 +269,21 @@ TEST(forward_model_t512_mixed) {
     add_layer(&c, mx(HS_NOPE, 2), NULL);
     double e = model_vs_ref(&c, 512, NULL, 0, 41);
     CHECK(e <= TOL, "mixed model T=512 rel err %.3g", e);
+}
+
+/* The staged projections (short conv with history rows, gates, MLP, logits) run in blocks of
+ * HS_ROW_BLOCK rows: cross a block boundary with conv mixers and an HH layer. */
+TEST(forward_model_crosses_row_block) {
+    hs_config c;
+    cfg_init(&c, 256, 0);
+    hs_mixer_config glac = mx(HS_GLA, 2);
+    glac.use_short_conv = 1;
+    hs_mixer_config nope = mx(HS_NOPE, 1);
+    add_layer(&c, glac, &nope);
+    add_layer(&c, mx(HS_GDN, 2), NULL); /* gdn: conv on by default */
+    int T = HS_ROW_BLOCK + 77;
+    double e = model_vs_ref(&c, T, NULL, 0, 45);
+    CHECK(e <= TOL, "T=%d (row block %d) rel err %.3g", T, HS_ROW_BLOCK, e);
 }
 
 TEST(forward_chunked_equals_recurrent) {
