@@ -152,12 +152,8 @@ static void knobs_changed_locked(hs_controller *c, const hs_knobs *old) {
         c->probe = NULL;
         c->jobs[HS_JOB_PROBE].have = 0;
         hs_knobs_describe(c->ghost_label, sizeof c->ghost_label, old);
-        if (c->maps) {   /* the small maps belong to the moved probe */
-            for (int i = 0; i < c->n_maps; i++) hs_pooled_map_free(&c->maps[i]);
-            free(c->maps);
-            c->maps = NULL;
-            c->n_maps = 0;
-        }
+        /* The small maps stay up (drawn without statistics) until the new ones replace
+         * them, so the heads view does not blank on every knob press. */
     }
     hs_ctl_bump(c, ALL_JOBS);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../engine/analysis_api.h"
 #include "../engine/cuda_backend.h"
 #include "controller_internal.h"
 #include "worker.h"
@@ -294,7 +295,7 @@ void hs_ctl_view_input(hs_controller *c, hs_view_input *in) {
     in->knobs = &c->s.knobs;
     in->length = c->s.length;
     in->depth_pct = c->s.depth_pct;
-    in->topk = c->probe ? c->probe->topk : c->s.topk;
+    in->topk = c->probe ? c->probe->topk : c->s.topk ? c->s.topk : hs_topk_default(c->s.length);
     in->task = c->s.task;
     /* Shown only when they belong to the current settings' model (a stale result of the same
      * model stays visible until the new one replaces it: the view keeps its shape). */

@@ -36,6 +36,7 @@ typedef struct {
     double wait_until, sleep_until;
     int waiting;
     int script_failed;
+    char title_model[128];     /* model named in the window title */
 } gui;
 
 static int gui_resize_buffers(gui *g, char *err, size_t errlen) {
@@ -87,6 +88,12 @@ static void draw_tooltip(hs_canvas *cv, double x, double y, const char *text) {
 static int render(gui *g, hs_controller *c) {
     char err[256];
     hs_ctl_lock(c);
+    if (strcmp(g->title_model, c->s.model_name)) {   /* the ratio switch changes the model */
+        snprintf(g->title_model, sizeof g->title_model, "%s", c->s.model_name);
+        char title[200];
+        snprintf(title, sizeof title, "hybridscope - %s", g->title_model);
+        SDL_SetWindowTitle(g->win, title);
+    }
     hs_canvas *cv = hs_canvas_cairo_pixels(g->pixels, g->pw, g->ph, g->pw * 4, g->scale,
                                            c->s.dark, err, sizeof err);
     if (!cv) { hs_ctl_unlock(c); fprintf(stderr, "gui: %s\n", err); return -1; }
@@ -322,9 +329,7 @@ int hs_gui_run(hs_controller *c, const hs_gui_opts *o) {
         hs_script_free(&g.script);
         return 1;
     }
-    char title[300];
-    snprintf(title, sizeof title, "hybridscope - %s", c->s.model_name);
-    g.win = SDL_CreateWindow(title, SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED, o->width,
+    g.win = SDL_CreateWindow("hybridscope", SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED, o->width,
                              o->height, SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
     if (g.win) g.ren = SDL_CreateRenderer(g.win, -1, SDL_RENDERER_PRESENTVSYNC);
     if (g.win && !g.ren) g.ren = SDL_CreateRenderer(g.win, -1, SDL_RENDERER_SOFTWARE);

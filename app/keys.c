@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../engine/analysis_api.h"
 #include "controller_internal.h"
 
 /* Esc: stops the job in flight; it stays stopped (not restarted automatically) until Enter. */
@@ -36,7 +37,7 @@ int hs_ctl_key(hs_controller *c, int key) {
     hs_view_kind view = c->s.view;
     int help = c->help;
     int length = c->s.length, depth = c->s.depth_pct;
-    int topk = c->probe ? c->probe->topk : (c->s.topk ? c->s.topk : 64);
+    int topk = c->probe ? c->probe->topk : (c->s.topk ? c->s.topk : hs_topk_default(c->s.length));
     int zoomed = c->s.zoom_t1 > 0;
     c->message[0] = 0;
     hs_ctl_unlock(c);
