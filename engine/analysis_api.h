@@ -1,8 +1,8 @@
 /* Analysis functions (model-spec section 7) that fill the structs of analysis.h.
  *
  * Everything here works from what a mixer computed (hs_mixer_acts, handed to a capture hook
- * right after the mixer ran), one query row at a time: a row costs O(visible * dk) and a
- * buffer of T doubles; no T x T matrix is ever held. */
+ * right after the mixer ran), a query row (or a block of up to 64 rows) at a time: a row costs
+ * O(visible * dk) and T doubles of buffer; no T x T matrix is ever held. */
 #ifndef HS_ANALYSIS_API_H
 #define HS_ANALYSIS_API_H
 
@@ -166,8 +166,8 @@ typedef struct {
     double r_q, r_k;           /* ||W_B - W_A||_2 / ||W_A||_2 over the head's rows */
 } hs_head_displacement;
 
-/* Spectral norm of a rows x cols matrix (row-major, given as float) by power iteration in
- * double on M^T M. */
+/* Spectral norm of (M - minus), rows x cols row-major floats (minus may be NULL), by power
+ * iteration in double on the rows x rows Gram matrix; NaN when out of memory. */
 double hs_spectral_norm(const float *M, int rows, int cols, const float *minus, int iters);
 /* out: [hs_config_head_count(&a->cfg)]. -1 with err when the configs differ in shape. */
 int hs_model_displacement(hs_head_displacement *out, const hs_model *a, const hs_model *b,
