@@ -31,7 +31,7 @@ static void help(void) {
            "  --gen N      tokens to generate (task default |value| + 8; text default 0)\n"
            "  --expect S   free text: the answer is correct when it contains S\n"
            "  --json       one JSON document (tokens, probe positions, span, k, knobs, heads)\n"
-           "  --csv        one CSV row per head\n"
+           "  --csv        one CSV row per head (with the k used)\n"
            "  --device D   cpu, cuda or auto (the analysis itself runs on the CPU)\n"
            "Free-text input without --probe-positions probes the last token.\n\n%s",
            hs_input_help, hs_knobs_help);
@@ -162,11 +162,12 @@ static int cmd_probe(int argc, char **argv) {
     if (json) {
         print_json(dir, m, k, &in, &r, gen, n_gen, have_expect);
     } else if (csv) {
-        printf("layer,mixer,head,type,entropy,hit_rate,retrieval\n");
+        /* k on every row: the hit rate means nothing without it */
+        printf("layer,mixer,head,type,entropy,hit_rate,retrieval,topk\n");
         for (int h = 0; h < r.n_heads; h++) {
             const hs_head_stat *s = &r.heads[h];
-            printf("%d,%d,%d,%s,%.9g,%.9g,%.9g\n", s->layer, s->mixer, s->head,
-                   hs_mixer_type_name(s->type), s->entropy, s->hit_rate, s->retrieval);
+            printf("%d,%d,%d,%s,%.9g,%.9g,%.9g,%d\n", s->layer, s->mixer, s->head,
+                   hs_mixer_type_name(s->type), s->entropy, s->hit_rate, s->retrieval, r.topk);
         }
     } else {
         char kd[256];
