@@ -33,7 +33,7 @@ typedef struct {
     int T;
     float *x, *hf;                 /* [T,d] residual, normed (fp32) */
     bf16 *hb;                      /* [T,d] normed (GEMM input) */
-    float *q, *k, *v, *o, *gk, *g, *gw, *tmp; /* [T, width] */
+    float *q, *k, *v, *o, *gk, *g, *tmp; /* [T, width] */
     float *lr;                     /* [T, r] gla low rank */
     bf16 *lrb;
     float *beta, *la;              /* [T, Hmax] */

@@ -163,8 +163,7 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
             LAUNCH(cu_linattn_window(ws->o, ws->q, ws->k, ws->v, ws->gk, NULL, NULL, T, H, dk, dv,
                                      CU_SWLA_OVERLAP, W, S, cm->st));
         } else {
-            if (swla == HS_SWLA_EXACT) LAUNCH(cu_gla_window_decay(ws->gw, ws->gk, T, H * dk, W, cm->st));
-            LAUNCH(cu_gla_scan(ws->o, ws->q, ws->k, ws->v, ws->gk, ws->gw, T, H, dk, dv,
+            LAUNCH(cu_gla_scan(ws->o, ws->q, ws->k, ws->v, ws->gk, T, H, dk, dv,
                                swla == HS_SWLA_EXACT ? CU_SWLA_EXACT : CU_SWLA_OFF, W, cm->st));
         }
     } else {

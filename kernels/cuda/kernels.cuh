@@ -73,13 +73,9 @@ cudaError_t cu_attention_simt(float *out, const float *q, const float *k, const 
 /* Gated linear attention, full recurrence S_t = diag(exp(gk_t)) S_{t-1} + k_t^T v_t,
  * o_t = (q_t/sqrt(dk)) S_t; the state column of each value channel lives in registers of a
  * small thread group. swla == CU_SWLA_EXACT with window W subtracts the contribution that
- * leaves the window, decayed by exp(gw) where gw [T, H*dk] is the windowed gate sum
- * (cu_gla_window_decay); gw is ignored otherwise. */
+ * leaves the window, decayed by exp(sum of gk over (t-W, t]) (exact windowed state). */
 cudaError_t cu_gla_scan(float *out, const float *q, const float *k, const float *v, const float *gk,
-                        const float *gw, int T, int H, int dk, int dv, int swla, int W,
-                        cudaStream_t st);
-/* gw[t, c] = sum of gk[u, c] over u in (t-W, t], accumulated in double per channel. */
-cudaError_t cu_gla_window_decay(float *gw, const float *gk, int T, int C, int W, cudaStream_t st);
+                        int T, int H, int dk, int dv, int swla, int W, cudaStream_t st);
 /* Gated delta rule, full recurrence S_t = alpha_t (I - beta_t k_t^T k_t) S_{t-1} + beta_t k_t^T v_t,
  * o_t = (q_t/sqrt(dk)) S_t; q, k already L2-normalised; beta, log_alpha [T, H]. */
 cudaError_t cu_gdn_scan(float *out, const float *q, const float *k, const float *v, const float *beta,

@@ -6,7 +6,8 @@
  * no shared state between columns. Inputs are staged through shared memory in chunks of
  * LA_TC steps (exp of the gla gate computed once per chunk, not once per column).
  * Exact SWLA for gla costs one extra multiply-add per row and step: the windowed state is the
- * full recurrence minus the contribution of s = t-W, decayed by exp(sum of gk over (t-W, t]).
+ * full recurrence minus the contribution of s = t-W, decayed by exp(sum of gk over (t-W, t]);
+ * that window sum is carried per channel in double while staging (no extra pass over gk).
  *
  * Windowed form (gdn exact SWLA, overlap SWLA for both): per query, the value-path form
  * o_t = sum_{s in window} c_{t,s} v_s walked backwards from s = t, one warp per (t, head):
@@ -22,7 +23,7 @@
 
 struct scan_args {
     float *out;
-    const float *q, *k, *v, *gk, *gw, *beta, *log_alpha;
+    const float *q, *k, *v, *gk, *beta, *log_alpha;
     int T, H, dk, dv, G, R, W, is_gdn, exact;
 };
 
@@ -34,7 +35,7 @@ __global__ static void __launch_bounds__(LA_THREADS) scan_kernel(scan_args a) {
     float *qs = sm;                                 /* [TC][span] scaled q */
     float *ks = qs + LA_TC * span;                  /* [TC][span] */
     float *es = ks + LA_TC * span;                  /* [TC][span] gla: exp(gk) */
-    float *ews = es + LA_TC * span;                 /* [TC][span] gla exact: exp(gw) */
+    float *ews = es + LA_TC * span;                 /* [TC][span] gla exact: exp(window gate sum) */
     float *kos = ews + LA_TC * span;                /* [TC][span] gla exact: k_{t-W} */
     float *vs = kos + LA_TC * span;                 /* [TC][cols] */
     float *vos = vs + LA_TC * cols;                 /* [TC][cols] gla exact: v_{t-W} */
@@ -52,6 +53,9 @@ __global__ static void __launch_bounds__(LA_THREADS) scan_kernel(scan_args a) {
     float s[LA_RMAX];
     #pragma unroll
     for (int i = 0; i < LA_RMAX; i++) s[i] = 0.0f;
+    /* exact SWLA: the gate sum over the window (t-W, t] of channels tid and tid + LA_THREADS,
+     * carried across chunks in double (adding gk_t, dropping gk_{t-W}) */
+    double wsum[CU_MAX_HEAD_DIM / LA_THREADS] = {};
 
     for (int t0 = 0; t0 < a.T; t0 += LA_TC) {
         const int n = min(LA_TC, a.T - t0);
@@ -63,12 +67,20 @@ __global__ static void __launch_bounds__(LA_THREADS) scan_kernel(scan_args a) {
             qs[dst] = a.q[src] * scale;
             ks[dst] = a.k[src];
             if (!a.is_gdn) es[dst] = expf(a.gk[src]);
-            if (sub) {
-                bool has = t >= a.W;
-                ews[dst] = has ? expf(a.gw[src]) : 0.0f;
-                kos[dst] = has ? a.k[src - (size_t)a.W * kld] : 0.0f;
-            }
+            if (sub) kos[dst] = t >= a.W ? a.k[src - (size_t)a.W * kld] : 0.0f;
         }
+        if (sub)
+            for (int u = 0; u < CU_MAX_HEAD_DIM / LA_THREADS; u++) {
+                int c = tid + u * LA_THREADS;
+                if (c >= a.dk) break;
+                for (int tt = 0; tt < n; tt++) {
+                    int t = t0 + tt;
+                    size_t src = (size_t)t * kld + (size_t)h * a.dk + c;
+                    wsum[u] += a.gk[src];
+                    if (t >= a.W) wsum[u] -= a.gk[src - (size_t)a.W * kld];
+                    ews[tt * span + (c / a.R) * RP + (c % a.R)] = t >= a.W ? expf((float)wsum[u]) : 0.0f;
+                }
+            }
         for (int i = tid; i < n * cols; i += LA_THREADS) {
             int tt = i / cols, cc = c0 + i % cols, t = t0 + tt;
             float vv = 0.0f, vo = 0.0f;
@@ -146,10 +158,9 @@ static cudaError_t scan_launch(scan_args a, cudaStream_t st) {
 }
 
 cudaError_t cu_gla_scan(float *out, const float *q, const float *k, const float *v, const float *gk,
-                        const float *gw, int T, int H, int dk, int dv, int swla, int W,
-                        cudaStream_t st) {
+                        int T, int H, int dk, int dv, int swla, int W, cudaStream_t st) {
     scan_args a = {};
-    a.out = out; a.q = q; a.k = k; a.v = v; a.gk = gk; a.gw = gw;
+    a.out = out; a.q = q; a.k = k; a.v = v; a.gk = gk;
     a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.W = W;
     a.exact = swla == CU_SWLA_EXACT && W < T;
     return scan_launch(a, st);
@@ -161,23 +172,6 @@ cudaError_t cu_gdn_scan(float *out, const float *q, const float *k, const float 
     a.out = out; a.q = q; a.k = k; a.v = v; a.beta = beta; a.log_alpha = log_alpha;
     a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.is_gdn = 1;
     return scan_launch(a, st);
-}
-
-/* One thread per channel walks t, adding gk_t and dropping gk_{t-W} (double accumulator). */
-__global__ static void window_decay_kernel(float *gw, const float *gk, int T, int C, int W) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= C) return;
-    double run = 0.0;
-    for (int t = 0; t < T; t++) {
-        run += gk[(size_t)t * C + c];
-        if (t >= W) run -= gk[(size_t)(t - W) * C + c];
-        gw[(size_t)t * C + c] = (float)run;
-    }
-}
-
-cudaError_t cu_gla_window_decay(float *gw, const float *gk, int T, int C, int W, cudaStream_t st) {
-    window_decay_kernel<<<(C + 127) / 128, 128, 0, st>>>(gw, gk, T, C, W);
-    return cudaGetLastError();
 }
 
 #define LW_PER_LANE (CU_MAX_HEAD_DIM / 32)

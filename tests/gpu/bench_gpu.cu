@@ -207,9 +207,9 @@ static int bench_kernels(int argc, char **argv) {
     if (argc < 5) { fprintf(stderr, "usage: bench_gpu kernels T H dk\n"); return 2; }
     int T = atoi(argv[2]), H = atoi(argv[3]), dk = atoi(argv[4]), dv = dk;
     size_t n = (size_t)T * H * dk;
-    float *q, *k, *v, *gk, *gw, *o, *beta, *la;
+    float *q, *k, *v, *gk, *o, *beta, *la;
     CK(cudaMalloc(&q, n * 4)); CK(cudaMalloc(&k, n * 4)); CK(cudaMalloc(&v, n * 4));
-    CK(cudaMalloc(&gk, n * 4)); CK(cudaMalloc(&gw, n * 4)); CK(cudaMalloc(&o, n * 4));
+    CK(cudaMalloc(&gk, n * 4)); CK(cudaMalloc(&o, n * 4));
     CK(cudaMalloc(&beta, (size_t)T * H * 4)); CK(cudaMalloc(&la, (size_t)T * H * 4));
     fill(q, n, 1.0f, 0.0f, 1); fill(k, n, 0.2f, 0.0f, 2); fill(v, n, 1.0f, 0.0f, 3);
     fill(gk, n, 0.05f, -0.03f, 4); fill(beta, (size_t)T * H, 0.5f, 0.5f, 5); fill(la, (size_t)T * H, 0.02f, -0.02f, 6);
@@ -230,11 +230,8 @@ static int bench_kernels(int argc, char **argv) {
             switch (which) {
             case 0: CK(cu_attention_tc(o, q, k, v, NULL, T, H, H, dk, dv, 0, 0)); break;
             case 1: CK(cu_attention_simt(o, q, k, v, NULL, T, H, H, dk, dv, 0, 0)); break;
-            case 2: CK(cu_gla_scan(o, q, k, v, gk, NULL, T, H, dk, dv, CU_SWLA_OFF, 0, 0)); break;
-            case 3:
-                CK(cu_gla_window_decay(gw, gk, T, H * dk, W, 0));
-                CK(cu_gla_scan(o, q, k, v, gk, gw, T, H, dk, dv, CU_SWLA_EXACT, W, 0));
-                break;
+            case 2: CK(cu_gla_scan(o, q, k, v, gk, T, H, dk, dv, CU_SWLA_OFF, 0, 0)); break;
+            case 3: CK(cu_gla_scan(o, q, k, v, gk, T, H, dk, dv, CU_SWLA_EXACT, W, 0)); break;
             case 4: CK(cu_linattn_window(o, q, k, v, gk, NULL, NULL, T, H, dk, dv, CU_SWLA_OVERLAP, W, S, 0)); break;
             case 5: CK(cu_gdn_scan(o, q, k, v, beta, la, T, H, dk, dv, 0)); break;
             case 6: CK(cu_linattn_window(o, q, k, v, NULL, beta, la, T, H, dk, dv, CU_SWLA_EXACT, W, S, 0)); break;
@@ -250,7 +247,7 @@ static int bench_kernels(int argc, char **argv) {
                fl / (best * 1e-3) / 1e12);
         fflush(stdout);
     }
-    cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(gk); cudaFree(gw); cudaFree(o); cudaFree(beta); cudaFree(la);
+    cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(gk); cudaFree(o); cudaFree(beta); cudaFree(la);
     return 0;
 }
 
