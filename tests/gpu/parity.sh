@@ -69,5 +69,19 @@ check "rope window 40" "$tmp/rope" "$t301" --rope-window=40
 check "nope log-scale L0=16" "$tmp/gla" "$t301" --log-scale=16
 check "gdn64 log-scale + ablate" "$tmp/gdn64" "$t301" --log-scale=32 --ablate 1.0.0,3.1.0
 check "swa ablate" "$tmp/swa" "$t301" --ablate 0.0.1,3.0.2
+# the NLL path (ppl): mean NLL over the documents within 0.03 nats of the CPU's
+ppl_check() {   # name model [knob flags...]
+    local name=$1 model=$2; shift 2
+    if [ -n "${PARITY_ONLY:-}" ] && ! [[ "$name" =~ $PARITY_ONLY ]]; then return; fi
+    runs=$((runs + 1))
+    local a b
+    a=$("$BIN" ppl "$model" --length 700 --docs 2 --json "$@" --device cpu 2>"$tmp/err") || { echo "FAIL $name: cpu: $(tail -1 "$tmp/err")"; fails=$((fails + 1)); return; }
+    b=$("$BIN" ppl "$model" --length 700 --docs 2 --json "$@" --device cuda 2>"$tmp/err") || { echo "FAIL $name: cuda: $(tail -1 "$tmp/err")"; fails=$((fails + 1)); return; }
+    if r=$(python3 -c "import json,math,sys; a=json.loads(sys.argv[1])['overall']; b=json.loads(sys.argv[2])['overall']; d=abs(math.log(b/a)); print(f'ppl cpu={a:.3f} cuda={b:.3f} |dNLL|={d:.4f} nats (tol 0.03)'); sys.exit(d > 0.03)" "$a" "$b"); then
+        echo "ok   $name: $r"; else echo "FAIL $name: $r"; fails=$((fails + 1)); fi
+}
+ppl_check "ppl gla" "$tmp/gla"
+ppl_check "ppl gdn64 swla exact W=128" "$tmp/gdn64" --swla --swla-window 128
+ppl_check "ppl swa log-scale" "$tmp/swa" --log-scale=64
 echo "$runs runs, $fails failed"
 [ $fails -eq 0 ]
