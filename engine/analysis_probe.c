@@ -32,8 +32,13 @@ void hs_probe_stats_capture(void *ctx, const hs_mixer_acts *a) {
     int failed = !views || !ent || !hit;
     for (int h = 0; h < H && !failed; h++)
         if (hs_head_view_init(&views[h], a, h)) failed = 1;
+    /* Softmax rows take the exact double path: identical keys (a token repeated in the
+     * haystack, seen by a NoPE head) then get identical a~, so the top-k tie rule sees the
+     * exact ties that a float GEMM would break by rounding. gla/gdn rows take the chunked
+     * GEMM path (their decays make exact ties between positions practically impossible). */
+    int exact = hs_mixer_is_softmax(mc->type);
     int blas = hs_blas_serial_begin();
-    if (!failed) {
+    if (!failed && !exact) {
 #pragma omp parallel for schedule(dynamic, 1) if (H > 1 && (long long)T * v_dk(a) > (1 << 16))
         for (int h = 0; h < H; h++)
             if (hs_head_view_prepare(&views[h])) {
@@ -57,7 +62,9 @@ void hs_probe_stats_capture(void *ctx, const hs_mixer_acts *a) {
                 int h = it / blocks, r0 = (it % blocks) * PROBE_BLOCK;
                 int n = rows - r0 < PROBE_BLOCK ? rows - r0 : PROBE_BLOCK;
                 const int *ts = ps->probe_pos + r0;
-                if (hs_head_view_rows(&views[h], ts, n, buf, (size_t)T, los)) {
+                if (exact) {
+                    for (int r = 0; r < n; r++) los[r] = hs_head_view_row(&views[h], ts[r], buf + (size_t)r * T);
+                } else if (hs_head_view_rows(&views[h], ts, n, buf, (size_t)T, los)) {
 #pragma omp atomic write
                     failed = 1;
                     continue;
