@@ -531,3 +531,42 @@ TEST(analysis_many_rows_match_single_rows) {
     free(one);
     free(many);
 }
+
+/* ---- probe statistics on exact ties (repeated tokens under a NoPE head) ---- */
+
+TEST(analysis_probe_stats_exact_ties) {
+    /* Every key identical: a~ is uniform, every position ties, so a span of one position is
+     * a top-1 hit (nothing is strictly larger) for every probe row; entropy is exactly 1. */
+    const char *json = "{\"model_type\":\"hybrid\",\"vocab_size\":300,\"hidden_size\":8,"
+                       "\"intermediate_size\":8,\"num_hidden_layers\":1,\"head_dim\":64,"
+                       "\"train_context\":64,\"layers\":[{\"mixers\":[{\"type\":\"nope\",\"num_heads\":2}]}]}";
+    hs_config *c = calloc(1, sizeof *c);
+    char err[HS_ERR_LEN];
+    CHECK(hs_config_parse(c, json, strlen(json), "t.json", err, sizeof err) == 0, "%.300s", err);
+    int T = 700, H = 2, dk = 64;
+    float *q = malloc(sizeof(float) * T * H * dk), *k = malloc(sizeof(float) * T * H * dk);
+    hs_test_rng rng = { 5 };
+    float key[64];
+    hs_test_fill_normal(key, dk, 1.0, &rng);
+    hs_test_fill_normal(q, (size_t)T * H * dk, 1.0, &rng);
+    for (int t = 0; t < T * H; t++) memcpy(k + (size_t)t * dk, key, sizeof key);
+    hs_knobs_resolved kr;
+    memset(&kr, 0, sizeof kr);
+    hs_mixer_acts a;
+    memset(&a, 0, sizeof a);
+    a.layer = 0; a.mixer = 0; a.mc = &c->layers[0].mixers[0]; a.T = T; a.q = q; a.k = k; a.v = k;
+    a.knobs = &kr;
+    int probe[40];
+    for (int i = 0; i < 40; i++) probe[i] = 600 + i;
+    hs_head_stat heads[2];
+    memset(heads, 0, sizeof heads);
+    hs_probe_stats ps = { c, T, probe, 40, 300, 301, 1, heads, 0 };
+    hs_probe_stats_capture(&ps, &a);
+    free(q); free(k); free(c);
+    CHECK(!ps.failed, "capture failed");
+    for (int h = 0; h < 2; h++) {
+        CHECK(heads[h].hit_rate == 1.0, "head %d: hit rate %g on exact ties, expected 1", h, heads[h].hit_rate);
+        CHECK(fabs(heads[h].entropy - 1.0) < 1e-12, "head %d: entropy %.15g, expected 1", h, heads[h].entropy);
+        CHECK(heads[h].layer == 0 && heads[h].head == h && heads[h].type == HS_NOPE, "head fields");
+    }
+}
