@@ -212,7 +212,9 @@ int hs_ctl_resolve_model(char *dir, size_t n, const char *arg, char *err, size_t
 /* The interactive front ends (app/tui_curses.c, app/gui_sdl.c). Return an exit code. */
 int hs_tui_run(hs_controller *c, int ascii);
 typedef struct { int width, height; const char *script; } hs_gui_opts;
+/* HS_GUI_NO_DISPLAY when no window can be opened (the caller may fall back to the tui). */
 int hs_gui_run(hs_controller *c, const hs_gui_opts *o);
+#define HS_GUI_NO_DISPLAY (-2)
 
 /* Internals shared with app/worker.c. */
 int hs_ctl_job_progress(hs_controller *c, hs_job_kind k, unsigned version, double fraction);

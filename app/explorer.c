@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../engine/knobs.h"
 #include "commands.h"
@@ -86,6 +87,14 @@ int hs_explorer_main(int argc, char **argv, int gui) {
     if (gui) {
         hs_gui_opts o = { width, height, script };
         rc = hs_gui_run(c, &o);
+        /* No window (no display, or a build without SDL2): the terminal explorer instead,
+         * unless a script expected the window or there is no terminal either. */
+        if (rc == HS_GUI_NO_DISPLAY && !script && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+            fprintf(stderr, "hybridscope: opening the terminal explorer instead\n");
+            rc = hs_tui_run(c, ascii);
+        } else if (rc == HS_GUI_NO_DISPLAY) {
+            rc = 1;
+        }
     } else {
         rc = hs_tui_run(c, ascii);
     }

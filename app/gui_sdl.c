@@ -325,9 +325,18 @@ int hs_gui_run(hs_controller *c, const hs_gui_opts *o) {
     }
     SDL_SetHint(SDL_HINT_VIDEO_X11_NET_WM_BYPASS_COMPOSITOR, "0");
     if (SDL_Init(SDL_INIT_VIDEO) != 0) {
-        fprintf(stderr, "hybridscope gui: no display (%s); try 'hybridscope tui'\n", SDL_GetError());
+        fprintf(stderr, "hybridscope gui: no display (%s)\n", SDL_GetError());
         hs_script_free(&g.script);
-        return 1;
+        return HS_GUI_NO_DISPLAY;
+    }
+    /* SDL falls back to an invisible offscreen/dummy display when there is none; only a
+     * caller who asked for one (tests: SDL_VIDEODRIVER=dummy) gets it. */
+    const char *driver = SDL_GetCurrentVideoDriver(), *asked = getenv("SDL_VIDEODRIVER");
+    if (driver && (!strcmp(driver, "offscreen") || !strcmp(driver, "dummy")) && !(asked && asked[0])) {
+        fprintf(stderr, "hybridscope gui: no display (set DISPLAY or WAYLAND_DISPLAY)\n");
+        SDL_Quit();
+        hs_script_free(&g.script);
+        return HS_GUI_NO_DISPLAY;
     }
     g.win = SDL_CreateWindow("hybridscope", SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED, o->width,
                              o->height, SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
@@ -437,8 +446,8 @@ done:
 int hs_gui_run(hs_controller *c, const hs_gui_opts *o) {
     (void)c; (void)o;
     fprintf(stderr, "hybridscope gui: this build has no window mode (SDL2 and cairo were missing at "
-                    "build time); try 'hybridscope tui'\n");
-    return 1;
+                    "build time)\n");
+    return HS_GUI_NO_DISPLAY;
 }
 
 #endif
