@@ -284,12 +284,6 @@ void hs_ctl_toggle_ablate_selected(hs_controller *c) {
     hs_ctl_set_knobs(c, &k);
 }
 
-void hs_ctl_reset_knobs(hs_controller *c) {
-    hs_knobs k;
-    memset(&k, 0, sizeof k);
-    hs_ctl_set_knobs(c, &k);
-}
-
 /* Caller holds the lock. Queues (worker) the model at dir; keeps every other setting. */
 static void request_model_locked(hs_controller *c, const char *dir) {
     snprintf(c->pending_model, sizeof c->pending_model, "%s", dir);

@@ -176,7 +176,6 @@ void hs_ctl_scale_log_L0(hs_controller *c, int up);
 void hs_ctl_cancel(hs_controller *c);
 void hs_ctl_run_view(hs_controller *c);
 void hs_ctl_toggle_ablate_selected(hs_controller *c);
-void hs_ctl_reset_knobs(hs_controller *c);
 /* Next sibling in the family (hybrid ratio); keeps every other setting. */
 int hs_ctl_cycle_ratio(hs_controller *c);
 int hs_ctl_switch_model(hs_controller *c, const char *dir, char *err, size_t errlen);

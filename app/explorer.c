@@ -23,7 +23,11 @@ static void usage(FILE *f, int gui) {
                "sample model (sample-models/families.json \"default\") opens.\n\noptions:\n");
     if (gui)
         fprintf(f, "  --width W --height H     window size in logical pixels (default 1280x800)\n"
-                   "  --script FILE            run scripted input events (see app/script.h), then quit\n");
+                   "  --script FILE            run scripted input events, one a line, then quit:\n"
+                   "                           key K | keys STRING | click X Y | move X Y | wheel X Y N |\n"
+                   "                           drag X0 Y0 X1 Y1 | wait [SECONDS] | sleep MS |\n"
+                   "                           screenshot PATH | resize W H | quit\n"
+                   "                           (K: a character, tab, left, right, up, down, enter, esc, f1...)\n");
     else
         fprintf(f, "  --ascii                  ASCII characters only (auto when the locale is not UTF-8)\n");
     fputs(hs_settings_help, f);
