@@ -22,7 +22,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     /* rows x in_dim -> out_dim: projection blocks of the 4M bench model and a square one */
-    int shapes[][3] = {{4096, 256, 256}, {256, 256, 768}, {256, 768, 256}, {2048, 1024, 1024},
+    int shapes[][3] = {{4096, 256, 256}, {1024, 256, 768}, {1024, 768, 256}, {2048, 1024, 1024},
                        {1024, 2048, 2048}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int n = shapes[s][0], k = shapes[s][1], m = shapes[s][2];
