@@ -1,7 +1,7 @@
 /* Incremental decoding (model-spec sections 4 and 6).
  *
- * Prefill (decode_prefill.c) runs the layers over the whole prompt with hs_mixer_forward and fills the caches
- * from each mixer's capture hook:
+ * Prefill (decode_prefill.c) runs the layers over the whole prompt with hs_mixer_forward and
+ * fills the caches from each mixer's capture hook:
  *   softmax mixers  K/V cache (after rope), a ring of `window` slots for windowed heads;
  *   gla/gdn         the recurrent state S (dk x dv per head, double) when SWLA is off, and a
  *                   ring of the last W positions' k, v and gates when SWLA is on: a windowed
