@@ -1,0 +1,32 @@
+#!/bin/bash
+# One call on the GPU machine (run from the repo root): self-test, train the family for
+# TRAIN_SECONDS of wall time, pack checkpoints and logs into $OUT (tar files < 16 MB each).
+#   bash sample-models/recipe/device_train.sh [TRAIN_SECONDS]
+set -u
+R=$(cd "$(dirname "$0")" && pwd)
+secs=${1:-480}
+export OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+W=/tmp/family
+mkdir -p $W
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+nproc
+python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
+(cd "$R" && timeout 90 python3 selftest.py) > $W/selftest.log 2>&1; tail -1 $W/selftest.log
+nvidia-smi dmon -s um -d 15 > $W/dmon.log 2>&1 &
+dmon=$!
+t0=$(date +%s)
+bash "$R/train_family.sh" assets $W "$secs"
+echo "family wall: $(( $(date +%s) - t0 )) s"
+kill $dmon 2>/dev/null
+grep -h "family timing\|done:\|Error\|error\|stopping" $W/*.stdout | head -60
+cd $W
+tar czf $OUT/logs.tar.gz *.log *.stdout *.eval.json families.json selftest.log dmon.log 2>/dev/null
+i=0; grp=""
+for d in */; do
+  d=${d%/}; [ -f "$d/model.safetensors" ] || continue
+  grp="$grp $d"; i=$((i+1))
+  if [ $((i % 3)) -eq 0 ]; then tar czf $OUT/models$((i/3)).tar.gz $grp; grp=""; fi
+done
+[ -n "$grp" ] && tar czf $OUT/models$((i/3+1)).tar.gz $grp
+ls -la $OUT

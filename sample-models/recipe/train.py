@@ -1,0 +1,238 @@
+"""Trains one model of the family and exports it.
+
+    python3 train.py --name gla-nope-lh --layout lh:gla:3:1 --seed 1 --steps 1500 \
+        --assets ../../assets --out OUTDIR
+
+Writes OUTDIR/NAME/{config.json, model.safetensors} (the checkpoint, spec sections 1-3),
+OUTDIR/NAME.log (loss every --log-every steps), OUTDIR/NAME.eval.json (in-PyTorch NIAH at L0,
+a quick check; the shipped numbers come from `hybridscope niah`) and OUTDIR/NAME.ckpt.pt
+(fp32 state, written every --ckpt-every steps and at the end).
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data  # noqa: E402
+import family  # noqa: E402
+from export import export_model  # noqa: E402
+from model import HybridLM  # noqa: E402
+
+
+def lr_at(step, steps, peak, warmup, floor):
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    p = (step - warmup) / max(1, steps - warmup)
+    return peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
+
+
+@torch.no_grad()
+def niah_eval(model, assets, L0, dev, per_task=30, max_new=None):
+    """Greedy decoding on L0-token prompts at 10 depths x 3 seeds per task (fast path)."""
+    model.eval()
+    out = {}
+    for task in (data.SK1, data.SK2, data.SK3):
+        samples = [data.needle_sample(assets, task, L0, d, 1000 + r)
+                   for d in [i * 100.0 / 9 for i in range(10)] for r in range(per_task // 10)]
+        vlen = max(len(s["value"]) for s in samples)
+        toks = torch.tensor([[data.BOS] + list(s["text"]) for s in samples], device=dev)
+        gen = []
+        for _ in range(vlen + 8):
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=dev.type == "cuda"):
+                logits = model(toks, fast=True)[:, -1].float()
+            nxt = logits.argmax(-1)
+            gen.append(nxt)
+            toks = torch.cat([toks, nxt[:, None]], 1)
+        gen = torch.stack(gen, 1).tolist()
+        ok = 0
+        for s, g in zip(samples, gen):
+            if data.EOS in g:
+                g = g[:g.index(data.EOS)]
+            text = bytes(t for t in g if t < 256).decode("latin-1")
+            ok += s["value"] in text
+        out[data.TASK_NAMES[task]] = ok / len(samples)
+    model.train()
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--layout", required=True, help="layout spec, see family.py")
+    ap.add_argument("--seed", type=int, default=1, help="weight init seed")
+    ap.add_argument("--data-seed", type=int, default=1234, help="shared by the whole family")
+    ap.add_argument("--steps", type=int, required=True)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--lr-floor", type=float, default=0.1)
+    ap.add_argument("--weight-decay", type=float, default=0.1)
+    ap.add_argument("--p-needle", type=float, default=0.6)
+    ap.add_argument("--answer-weight", type=float, default=5.0)
+    ap.add_argument("--assets", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--time-limit", type=float, default=0, help="seconds; stop early (recorded)")
+    ap.add_argument("--log-every", type=int, default=50)
+    ap.add_argument("--ckpt-every", type=int, default=500)
+    ap.add_argument("--eval-per-task", type=int, default=30)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--deadline", type=float, default=0,
+                    help="epoch seconds: the whole family must finish training by then; the "
+                         "step count is then set once, identically for all, after --probe-steps")
+    ap.add_argument("--sync-dir", default="", help="with --deadline: where members report timing")
+    ap.add_argument("--family-size", type=int, default=1)
+    ap.add_argument("--probe-steps", type=int, default=30)
+    ap.add_argument("--reserve", type=float, default=40, help="seconds kept for eval and export")
+    a = ap.parse_args()
+
+    t_start = time.time()
+    torch.manual_seed(a.seed)
+    dev = torch.device(a.device)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    cfg = family.make_config(a.layout)
+    model = HybridLM(cfg)
+    model.init_weights(a.seed)
+    model.to(dev)
+    n_params = sum(p.numel() for p in model.parameters())
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "conv1d" not in n]
+    no_decay = [p for n, p in model.named_parameters() if not (p.dim() >= 2 and "conv1d" not in n)]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": a.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=a.lr, betas=(0.9, 0.95), eps=1e-8,
+                            fused=dev.type == "cuda")
+    assets = data.Assets(a.assets)
+    mixture = data.Mixture(assets, cfg["train_context"], a.data_seed, p_needle=a.p_needle,
+                           answer_weight=a.answer_weight)
+    os.makedirs(a.out, exist_ok=True)
+    log = open(os.path.join(a.out, a.name + ".log"), "a")
+
+    def say(msg):
+        line = f"[{a.name} {time.time() - t_start:7.1f}s] {msg}"
+        print(line, flush=True)
+        log.write(line + "\n")
+        log.flush()
+
+    say(f"layout {a.layout} params {n_params} steps {a.steps} batch {a.batch} "
+        f"row {mixture.row} lr {a.lr}")
+
+    def batch():
+        rows = [mixture.sample() for _ in range(a.batch)]
+        t = torch.tensor([r[0] for r in rows], dtype=torch.long)
+        w = torch.tensor([r[1] for r in rows], dtype=torch.float32)
+        w[:, 1:][t[:, 1:] == data.BOS] = 0.0       # never predict a document's BOS
+        if dev.type == "cuda":
+            t, w = t.pin_memory(), w.pin_memory()
+        return t.to(dev, non_blocking=True), w.to(dev, non_blocking=True)
+
+    def training_block(steps_done, wall):
+        return {
+            "recipe": "sample-models/recipe/train.py",
+            "layout": a.layout, "seed": a.seed, "data_seed": a.data_seed,
+            "steps": steps_done, "steps_planned": a.steps, "batch_rows": a.batch,
+            "tokens_per_step": a.batch * mixture.row, "optimizer": "AdamW(0.9, 0.95, eps 1e-8)",
+            "lr": a.lr, "warmup": a.warmup, "schedule": f"cosine to {a.lr_floor} x lr",
+            "weight_decay": a.weight_decay, "grad_clip": 1.0,
+            "precision": "bf16 autocast for projections and SDPA; fp32 norms, gla/gdn recurrences, loss",
+            "data": mixture.settings(), "train_context": cfg["train_context"],
+            "params": n_params, "wall_seconds": round(wall, 1),
+            "device": torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu",
+            "torch": torch.__version__,
+        }
+
+    def save_ckpt(steps_done):
+        tmp = os.path.join(a.out, a.name + ".ckpt.pt.tmp")
+        torch.save({"config": cfg, "model": model.state_dict(), "step": steps_done,
+                    "training": training_block(steps_done, time.time() - t_start)}, tmp)
+        os.replace(tmp, os.path.join(a.out, a.name + ".ckpt.pt"))
+
+    def agree_on_steps():
+        """Barrier: every member reports its step time; all compute the same step count from
+        the slowest member, the last arrival time and the shared deadline."""
+        os.makedirs(a.sync_dir, exist_ok=True)
+        with open(os.path.join(a.sync_dir, a.name + ".tmp"), "w") as f:
+            f.write(f"{step_time} {time.time()}\n")
+        os.replace(os.path.join(a.sync_dir, a.name + ".tmp"), os.path.join(a.sync_dir, a.name + ".txt"))
+        t0 = time.time()
+        while True:
+            names = [n for n in os.listdir(a.sync_dir) if n.endswith(".txt")]
+            if len(names) >= a.family_size or time.time() - t0 > 120:
+                break
+            time.sleep(0.2)
+        rows = []
+        for n in sorted(names):
+            with open(os.path.join(a.sync_dir, n)) as f:
+                rows.append([float(x) for x in f.read().split()])
+        slowest = max(r[0] for r in rows)
+        last = max(r[1] for r in rows)
+        n = a.probe_steps + int((a.deadline - a.reserve - last) / (slowest * 1.15))
+        say(f"family timing: {len(rows)} members, slowest step {slowest:.3f}s -> {n} steps")
+        return max(n, a.probe_steps)
+
+    model.train()
+    nxt = batch()
+    acc_loss, acc_n = torch.zeros((), device=dev), 0
+    step = 0
+    t_probe = None
+    while step < a.steps:
+        if a.deadline and step == 10:
+            torch.cuda.synchronize() if dev.type == "cuda" else None
+            t_probe = time.time()
+        if a.deadline and step == a.probe_steps:
+            torch.cuda.synchronize() if dev.type == "cuda" else None
+            step_time = (time.time() - t_probe) / (a.probe_steps - 10)
+            a.steps = agree_on_steps()
+            if step >= a.steps:
+                break
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, a.steps, a.lr, a.warmup, a.lr_floor)
+        toks, w = nxt
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda"):
+            logits = model(toks[:, :-1], fast=True)
+        ce = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]),
+                             toks[:, 1:].reshape(-1), reduction="none")
+        wt = w[:, 1:].reshape(-1)
+        loss = (ce * wt).sum() / wt.sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        nxt = batch()                       # built on the CPU while the GPU works
+        acc_loss += loss.detach()
+        acc_n += 1
+        if (step + 1) % a.log_every == 0 or step == 0:
+            l = (acc_loss / acc_n).item()
+            if not math.isfinite(l):
+                say(f"step {step + 1}: loss is {l}; stopping")
+                raise SystemExit(1)
+            say(f"step {step + 1} loss {l:.4f} lr {opt.param_groups[0]['lr']:.2e}")
+            acc_loss, acc_n = torch.zeros((), device=dev), 0
+        if (step + 1) % a.ckpt_every == 0:
+            save_ckpt(step + 1)
+        step += 1
+        if a.time_limit and time.time() - t_start > a.time_limit:
+            say(f"time limit reached after {step} steps")
+            break
+        if a.deadline and time.time() > a.deadline - a.reserve / 2:
+            say(f"deadline reached after {step} steps")
+            break
+    steps_done = step
+    wall = time.time() - t_start
+    save_ckpt(steps_done)
+    tb = training_block(steps_done, wall)
+    ev = niah_eval(model, assets, cfg["train_context"], dev, a.eval_per_task) if a.eval_per_task else {}
+    tb["torch_niah_at_L0"] = ev
+    export_model(model, cfg, tb, os.path.join(a.out, a.name))
+    with open(os.path.join(a.out, a.name + ".eval.json"), "w") as f:
+        json.dump({"name": a.name, "steps": steps_done, "wall": wall, "niah_L0": ev}, f)
+    say(f"done: {steps_done} steps in {wall:.0f}s; torch NIAH at L0 {ev}")
+
+
+if __name__ == "__main__":
+    main()

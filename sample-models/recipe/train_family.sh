@@ -1,0 +1,25 @@
+#!/bin/bash
+# Trains the whole family concurrently on one GPU, all with the same data, size and step count.
+#   bash train_family.sh ASSETS_DIR OUT_DIR TRAIN_SECONDS [extra train.py args...]
+# TRAIN_SECONDS is the wall budget for the whole family; the step count is agreed by the members
+# after a short timing probe (train.py --deadline) so every model runs the same number of steps.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+assets=$1; out=$2; secs=$3; shift 3
+mkdir -p "$out"
+names=$(python3 -c "import sys; sys.path.insert(0, '$here'); import family; print(' '.join(family.FAMILY))")
+n=$(echo $names | wc -w)
+deadline=$(python3 -c "import time; print(time.time() + $secs)")
+rm -rf "$out/sync"
+pids=()
+for name in $names; do
+  layout=$(python3 -c "import sys; sys.path.insert(0, '$here'); import family; print(family.FAMILY['$name'])")
+  python3 "$here/train.py" --name "$name" --layout "$layout" --seed 1 --steps 1000000 \
+    --assets "$assets" --out "$out" --deadline "$deadline" --sync-dir "$out/sync" \
+    --family-size "$n" "$@" > "$out/$name.stdout" 2>&1 &
+  pids+=($!)
+done
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
+python3 -c "import sys, json; sys.path.insert(0, '$here'); import family; json.dump(family.families_json(), open('$out/families.json', 'w'), indent=1)"
+exit $rc
