@@ -12,16 +12,16 @@ mkdir -p $W
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 nproc
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
-(cd "$R" && timeout 90 python3 selftest.py) > $W/selftest.log 2>&1; tail -1 $W/selftest.log
 nvidia-smi dmon -s um -d 15 > $W/dmon.log 2>&1 &
 dmon=$!
 t0=$(date +%s)
-bash "$R/train_family.sh" assets $W "$secs"
+shift || true
+bash "$R/train_family.sh" assets $W "$secs" "$@"
 echo "family wall: $(( $(date +%s) - t0 )) s"
 kill $dmon 2>/dev/null
 grep -h "family timing\|done:\|Error\|error\|stopping" $W/*.stdout | head -60
 cd $W
-tar czf $OUT/logs.tar.gz *.log *.stdout *.eval.json families.json selftest.log dmon.log 2>/dev/null
+tar czf $OUT/logs.tar.gz *.log *.stdout *.eval.json families.json dmon.log 2>/dev/null
 i=0; grp=""
 for d in */; do
   d=${d%/}; [ -f "$d/model.safetensors" ] || continue

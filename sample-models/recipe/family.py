@@ -1,9 +1,10 @@
 """The sample-model family: one layout spec per model, all sharing size, L0, data and steps.
 
 Layout specs (the `--layout` argument of train.py):
-  lh:TYPE:A:B   layer-wise hybrid, 8 layers; every (A+B)-th layer... here A:B is 3:1: layers
-                3 and 7 are NoPE, the others TYPE (4 heads each).
-  hh:TYPE:A:B   head-wise hybrid: every layer has TYPE with A heads and NoPE with B heads.
+  lh:TYPE:3:1   layer-wise hybrid, 8 layers: layers 3 and 7 are NoPE, the others TYPE
+                (4 heads each).
+  hh:TYPE:A:B   head-wise hybrid: every layer has TYPE and NoPE heads in the ratio A:B
+                (4 heads: 3:1 -> 3+1, 1:1 -> 2+2, 1:3 -> 1+3).
   full:TYPE     every layer TYPE with 4 heads.
 """
 
@@ -56,9 +57,10 @@ def layers_for(spec):
             raise ValueError("lh layouts here are 3:1")
         return [{"mixers": [mixer("nope" if i % 4 == 3 else typ, HEADS)]} for i in range(LAYERS)]
     if kind == "hh":
-        if a + b != HEADS:
-            raise ValueError(f"hh ratio must sum to {HEADS} heads")
-        return [{"mixers": [mixer(typ, a), mixer("nope", b)]} for _ in range(LAYERS)]
+        if a < 1 or b < 1 or (HEADS * a) % (a + b):
+            raise ValueError(f"hh ratio {a}:{b} does not split {HEADS} heads")
+        na = HEADS * a // (a + b)
+        return [{"mixers": [mixer(typ, na), mixer("nope", HEADS - na)]} for _ in range(LAYERS)]
     raise ValueError(f"bad layout spec {spec!r}")
 
 
@@ -79,8 +81,9 @@ def make_config(spec):
     }
 
 
-def families_json():
-    """sample-models/families.json: siblings grouped by efficient type and layout."""
+def families_json(present=None):
+    """sample-models/families.json: siblings grouped by efficient type and layout. With
+    `present` (a set of names), members not in it and then empty families are left out."""
     groups = [
         ("swa-nope-lh", "swa", "LH", [("3:1", "swa-nope-lh")]),
         ("gla-nope-lh", "gla", "LH", [("3:1", "gla-nope-lh")]),
@@ -92,9 +95,13 @@ def families_json():
         ("rope-full", "rope", "full", [("1:0", "rope-full")]),
         ("nope-full", "nope", "full", [("0:1", "nope-full")]),
     ]
-    return {
-        "default": DEFAULT_MODEL,
-        "families": [{"name": n, "efficient": e, "layout": l,
-                      "members": [{"ratio": r, "model": m} for r, m in mem]}
-                     for n, e, l, mem in groups],
-    }
+    fams = []
+    for n, e, l, mem in groups:
+        mem = [(r, m) for r, m in mem if present is None or m in present]
+        if mem:
+            fams.append({"name": n, "efficient": e, "layout": l,
+                         "members": [{"ratio": r, "model": m} for r, m in mem]})
+    default = DEFAULT_MODEL
+    if present is not None and default not in present:
+        default = next(m["model"] for f in fams for m in f["members"])
+    return {"default": default, "families": fams}

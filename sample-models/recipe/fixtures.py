@@ -63,29 +63,32 @@ def jacobian_dists(model, toks):
     for i, layer in enumerate(model.model.layers):
         for j, mix in enumerate(layer.mixers()):
             p, _ = cap[(i, j)]
-            v = p["v"].detach().clone().requires_grad_(True)
+            v_full = p["v"].detach()
             q, k = p["q"].detach(), p["k"].detach()
-            if mix.type == "gla":
-                o = gla_chunked(q, k, v, p["gk"].detach())
-            elif mix.type == "gdn":
-                o = gdn_chunked(q, k, v, p["log_alpha"].detach(), p["beta"].detach())
-            else:
-                pp = dict(p)
-                pp["v"] = v
-                o = mix.core(pp, Knobs(), fast=False)
+
+            def raw_output(t, v):
+                """o[:, :t+1] from values v[:, :t+1] (causal, so row t is the full-input row t)."""
+                sl = slice(0, t + 1)
+                if mix.type == "gla":
+                    return gla_chunked(q[:, sl], k[:, sl], v, p["gk"].detach()[:, sl])
+                if mix.type == "gdn":
+                    return gdn_chunked(q[:, sl], k[:, sl], v, p["log_alpha"].detach()[:, sl],
+                                       p["beta"].detach()[:, sl])
+                return mix.core({"q": q[:, sl], "k": k[:, sl], "v": v}, Knobs(), fast=False)
+
             H, dv = mix.H, mix.dv
             per_head = [[] for _ in range(H)]
+            rep = H // mix.Hkv
             for t in PROBES:
-                g = torch.zeros(H * dv, *o.shape, dtype=o.dtype)
-                for h in range(H):
+                v = v_full[:, :t + 1].clone().requires_grad_(True)
+                o = raw_output(t, v)
+                for h in range(H):     # one batched backward per head: rows (c) = d o_t[h, c] / d v
+                    g = torch.zeros(dv, *o.shape, dtype=o.dtype)
                     for c in range(dv):
-                        g[h * dv + c, 0, t, h, c] = 1.0
-                (jac,) = torch.autograd.grad(o, v, grad_outputs=g, is_grads_batched=True,
-                                             retain_graph=True)
-                # jac [H*dv, 1, T, Hkv, dv]: row (h, c) = d o_t[h, c] / d v
-                rep = H // mix.Hkv
-                for h in range(H):
-                    Jh = jac[h * dv:(h + 1) * dv, 0, :t + 1, h // rep, :]    # [dv, t+1, dv]
+                        g[c, 0, t, h, c] = 1.0
+                    (jac,) = torch.autograd.grad(o, v, grad_outputs=g, is_grads_batched=True,
+                                                 retain_graph=True)
+                    Jh = jac[:, 0, :, h // rep, :]                        # [dv, t+1, dv]
                     nrm = Jh.pow(2).sum(dim=(0, 2)).sqrt()
                     tot = nrm.sum()
                     per_head[h].append(nrm / tot if tot > 0 else nrm)

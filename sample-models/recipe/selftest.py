@@ -73,11 +73,16 @@ def test_cores(dev):
         gk = -torch.rand(B, T, H, dk, generator=g) * strength
         ref = recurrent_core("gla", q, k, v, gk=gk)
         close(gla_chunked(q, k, v, gk), ref, 1e-10, f"gla chunked vs recurrence (decay {strength})")
+        close(gla_chunked(q, k, v, gk, chunk=8), ref, 1e-10, f"gla chunk 8 vs recurrence (decay {strength})")
+        # the training precision: fp32, steps decaying by up to e^-3 each (no overflow)
+        o32 = gla_chunked(q.float(), k.float(), v.float(), gk.float()).double()
+        close(o32, ref, 1e-5, f"gla chunked fp32 (decay {strength})")
         kn = k / k.norm(dim=-1, keepdim=True)
         la = -torch.rand(B, T, H, generator=g) * strength
         beta = torch.rand(B, T, H, generator=g) * 2
         ref = recurrent_core("gdn", q, kn, v, la=la, beta=beta)
         close(gdn_chunked(q, kn, v, la, beta), ref, 1e-9, f"gdn chunked vs recurrence (decay {strength})")
+        close(gdn_chunked(q, kn, v, la, beta, chunk=8), ref, 1e-9, f"gdn chunk 8 vs recurrence (decay {strength})")
 
 
 def small_cfg(layers, d=24, hd=8):

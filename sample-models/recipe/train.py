@@ -160,9 +160,11 @@ def main():
             f.write(f"{step_time} {time.time()}\n")
         os.replace(os.path.join(a.sync_dir, a.name + ".tmp"), os.path.join(a.sync_dir, a.name + ".txt"))
         t0 = time.time()
-        while True:
-            names = [n for n in os.listdir(a.sync_dir) if n.endswith(".txt")]
-            if len(names) >= a.family_size or time.time() - t0 > 120:
+        while True:   # members that crashed leave NAME.failed (see __main__) and are not awaited
+            files = os.listdir(a.sync_dir)
+            names = [n for n in files if n.endswith(".txt")]
+            gone = [n for n in files if n.endswith(".failed")]
+            if len(names) + len(gone) >= a.family_size or time.time() - t0 > 60:
                 break
             time.sleep(0.2)
         rows = []
@@ -234,5 +236,18 @@ def main():
     say(f"done: {steps_done} steps in {wall:.0f}s; torch NIAH at L0 {ev}")
 
 
+def cli():
+    try:
+        main()
+    except BaseException:
+        # tell the family's barrier not to wait for this member
+        if "--sync-dir" in sys.argv and "--name" in sys.argv:
+            sd = sys.argv[sys.argv.index("--sync-dir") + 1]
+            nm = sys.argv[sys.argv.index("--name") + 1]
+            os.makedirs(sd, exist_ok=True)
+            open(os.path.join(sd, nm + ".failed"), "w").close()
+        raise
+
+
 if __name__ == "__main__":
-    main()
+    cli()

@@ -9,6 +9,9 @@ assets=$1; out=$2; secs=$3; shift 3
 mkdir -p "$out"
 names=$(python3 -c "import sys; sys.path.insert(0, '$here'); import family; print(' '.join(family.FAMILY))")
 n=$(echo $names | wc -w)
+# every layout must build before anything starts
+python3 -c "import sys; sys.path.insert(0, '$here'); import family
+for s in family.FAMILY.values(): family.make_config(s)" || exit 2
 deadline=$(python3 -c "import time; print(time.time() + $secs)")
 rm -rf "$out/sync"
 pids=()

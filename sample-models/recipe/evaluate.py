@@ -1,0 +1,159 @@
+"""Quality bar and extrapolation table with the C engine (`hybridscope niah` / `ppl`).
+
+    python3 sample-models/recipe/evaluate.py bar   [--samples 5] [--jobs N]
+    python3 sample-models/recipe/evaluate.py table [--samples 2] [--jobs N] [--lengths 1k,...]
+
+Run from the repository root after `make`. `bar`: SK1 at L0 over 10 depths (0:100:11.1 ..)
+x --samples seeds for every model in sample-models/families.json. `table`: SK1/SK2/SK3 at
+L0..16L0 under direct, log scaling, the model's window knob (SWLA exact W=L0 for gla/gdn,
+RoPE window W=L0 for rope, none for swa/nope) and window+log (EME), 5 depths x --samples;
+plus perplexity by position at 16L0 (direct and EME) on held-out prose. One `hybridscope`
+process per (model, setting), --jobs at a time, each single-threaded. Prints Markdown.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.getcwd()
+BIN = os.path.join(ROOT, "build", "hybridscope")
+SM = os.path.join(ROOT, "sample-models")
+
+
+def models():
+    with open(os.path.join(SM, "families.json")) as f:
+        fam = json.load(f)
+    out = []
+    for g in fam["families"]:
+        for m in g["members"]:
+            if os.path.exists(os.path.join(SM, m["model"], "model.safetensors")):
+                out.append(m["model"])
+    return out
+
+
+def kinds(name):
+    with open(os.path.join(SM, name, "config.json")) as f:
+        cfg = json.load(f)
+    return {m["type"] for l in cfg["layers"] for m in l["mixers"]}, cfg["train_context"]
+
+
+def settings(name):
+    ks, L0 = kinds(name)
+    out = [("direct", []), ("log", ["--log-scale"])]
+    if ks & {"gla", "gdn"}:
+        win = ["--swla=exact", "--swla-window", str(L0)]
+        out += [("swla", win), ("swla+log", win + ["--log-scale"])]
+    elif "rope" in ks:
+        win = ["--rope-window=%d" % L0]
+        out += [("ropewin", win), ("ropewin+log", win + ["--log-scale"])]
+    return out
+
+
+def run(args):
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    t0 = time.time()
+    p = subprocess.run([BIN] + args + ["--device", "cpu", "--json"], capture_output=True,
+                       text=True, env=env)
+    if p.returncode:
+        return {"error": p.stderr.strip().splitlines()[-1:] or ["?"]}, time.time() - t0
+    return json.loads(p.stdout), time.time() - t0
+
+
+def acc(doc, task, length):
+    cells = [c for c in doc["cells"] if c["task"] == task and c["length"] == length]
+    done = sum(c["done"] for c in cells)
+    return 100.0 * sum(c["correct"] for c in cells) / done if done else float("nan"), done
+
+
+def cmd_bar(a):
+    names = models()
+    depths = ",".join("%.4g" % (i * 100.0 / 9) for i in range(10))
+    jobs = [(n, ["niah", os.path.join(SM, n), "--task", "sk1", "--depths", depths,
+                 "--samples", str(a.samples), "--seed", "0"]) for n in names]
+    t0 = time.time()
+    with ThreadPoolExecutor(a.jobs) as ex:
+        res = list(ex.map(lambda j: (j[0],) + run(j[1]), jobs))
+    print(f"| model | SK1 at L0 | samples |\n|---|---|---|")
+    for n, doc, _ in res:
+        if "error" in doc:
+            print(f"| {n} | error: {doc['error'][0]} | |")
+            continue
+        L = doc["lengths"][0]
+        x, done = acc(doc, "sk1", L)
+        print(f"| {n} | {x:.0f}% | {done} |")
+    print(f"\n({len(jobs)} runs, {a.jobs} at a time, {time.time() - t0:.0f} s wall, {os.cpu_count()} CPUs)")
+
+
+def cmd_table(a):
+    names = models()
+    jobs = []
+    for n in names:
+        for label, kn in settings(n):
+            jobs.append(((n, label, "niah"), ["niah", os.path.join(SM, n), "--task", "sk1,sk2,sk3",
+                                               "--lengths", a.lengths, "--depths", "0:100:25",
+                                               "--samples", str(a.samples), "--seed", "100"] + kn))
+        held = os.path.join(a.heldout)
+        for label, kn in (settings(n)[0], settings(n)[-1]):
+            jobs.append(((n, label, "ppl"), ["ppl", os.path.join(SM, n), "--length", a.ppl_length,
+                                              "--docs", str(a.ppl_docs), "--file", held,
+                                              "--n-buckets", "8"] + kn))
+    jobs.sort(key=lambda j: j[0][2] != "ppl")       # the long ppl runs first
+    t0 = time.time()
+    with ThreadPoolExecutor(a.jobs) as ex:
+        res = list(ex.map(lambda j: (j[0],) + run(j[1]), jobs))
+    lengths = None
+    print("| model | setting | " + " | ".join(f"SK{t} {L}" for t in (1, 2, 3)
+                                                for L in a.lengths.split(",")) + " |")
+    print("|---|---|" + "---|" * (3 * len(a.lengths.split(","))))
+    for (n, label, kind), doc, _ in res:
+        if kind != "niah":
+            continue
+        if "error" in doc:
+            print(f"| {n} | {label} | error: {doc['error'][0]} |")
+            continue
+        lengths = doc["lengths"]
+        row = [f"{acc(doc, f'sk{t}', L)[0]:.0f}" for t in (1, 2, 3) for L in lengths]
+        print(f"| {n} | {label} | " + " | ".join(row) + " |")
+    print("\nPerplexity by position at %s tokens (held-out prose):\n" % a.ppl_length)
+    for (n, label, kind), doc, _ in res:
+        if kind != "ppl":
+            continue
+        if "error" in doc:
+            print(f"- {n} {label}: error: {doc['error'][0]}")
+            continue
+        b = ", ".join(f"[{x['start']},{x['end']}) {x['ppl']:.2f}" for x in doc["by_position"])
+        print(f"- {n} {label}: overall {doc['overall']:.2f}; {b}")
+    n_done = sum(1 for r in res if "error" not in r[1])
+    print(f"\n({n_done}/{len(jobs)} runs, {a.jobs} at a time, {time.time() - t0:.0f} s wall, "
+          f"{os.cpu_count()} CPUs; samples per cell: 5 depths x {a.samples})")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["bar", "table"])
+    ap.add_argument("--samples", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--lengths", default="1k,2k,4k,8k,16k")
+    ap.add_argument("--ppl-length", default="16k")
+    ap.add_argument("--ppl-docs", type=int, default=4)
+    ap.add_argument("--heldout", default="/tmp/heldout.txt",
+                    help="held-out prose (written by data.py: python3 data.py heldout FILE)")
+    a = ap.parse_args()
+    if not os.path.exists(BIN):
+        sys.exit(f"{BIN}: not built; run make first")
+    if a.what == "bar":
+        cmd_bar(a)
+    else:
+        if not os.path.exists(a.heldout):
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import data
+            with open(a.heldout, "wb") as f:
+                f.write(data.Assets(os.path.join(ROOT, "assets")).heldout())
+        cmd_table(a)
+
+
+if __name__ == "__main__":
+    main()
