@@ -82,16 +82,21 @@ def jacobian_dists(model, toks):
             for t in PROBES:
                 v = v_full[:, :t + 1].clone().requires_grad_(True)
                 o = raw_output(t, v)
-                for h in range(H):     # one batched backward per head: rows (c) = d o_t[h, c] / d v
-                    g = torch.zeros(dv, *o.shape, dtype=o.dtype)
-                    for c in range(dv):
-                        g[c, 0, t, h, c] = 1.0
+                # batched backward passes, rows (h, c) = d o_t[h, c] / d v: all heads at once
+                # for gla/gdn, one head at a time for softmax (its backward holds T x T per row)
+                groups = [list(range(H))] if mix.type in ("gla", "gdn") else [[h] for h in range(H)]
+                for heads in groups:
+                    g = torch.zeros(len(heads) * dv, *o.shape, dtype=o.dtype)
+                    for i, h in enumerate(heads):
+                        for c in range(dv):
+                            g[i * dv + c, 0, t, h, c] = 1.0
                     (jac,) = torch.autograd.grad(o, v, grad_outputs=g, is_grads_batched=True,
                                                  retain_graph=True)
-                    Jh = jac[:, 0, :, h // rep, :]                        # [dv, t+1, dv]
-                    nrm = Jh.pow(2).sum(dim=(0, 2)).sqrt()
-                    tot = nrm.sum()
-                    per_head[h].append(nrm / tot if tot > 0 else nrm)
+                    for i, h in enumerate(heads):
+                        Jh = jac[i * dv:(i + 1) * dv, 0, :, h // rep, :]     # [dv, t+1, dv]
+                        nrm = Jh.pow(2).sum(dim=(0, 2)).sqrt()
+                        tot = nrm.sum()
+                        per_head[h].append(nrm / tot if tot > 0 else nrm)
             for h in range(H):
                 rows.append(torch.cat(per_head[h]))
     return torch.stack(rows).float().numpy()

@@ -139,6 +139,21 @@ def run_restarted(T, starts, init_state, step, readout):
     return torch.stack(outs, 0)
 
 
+def run_exact_window(T, W, init_state, step, readout):
+    """run_restarted for swla exact (query t starts at max(0, t-W+1)) with a ring of W states:
+    slot r % W holds the state started at r; it is zeroed when r begins (the state it held,
+    started at r - W, was last read by query r - 1). Slots whose start lies in the future
+    hold garbage until then and are never read."""
+    z = init_state()
+    S = z.expand(W, *z.shape[1:]).clone()
+    outs = []
+    for s in range(T):
+        S = S.index_fill(0, torch.tensor([s % W], device=S.device), 0.0)
+        S = step(S, s)
+        outs.append(readout(S[max(0, s - W + 1) % W], s))
+    return torch.stack(outs, 0)
+
+
 # ---- fast (training) cores: [B, T, H, *] float32 in, [B, T, H, dv] out ----
 
 def gla_chunked(q, k, v, gk, chunk=32):
@@ -363,6 +378,9 @@ class Mixer(nn.Module):
         def readout(S, t):
             return torch.einsum("bhk,bhkv->bhv", qs[:, t], S)
 
+        if knobs.swla == "exact":
+            W = min(knobs.swla_window or self.L0, T)
+            return run_exact_window(T, W, zero, step, readout).transpose(0, 1)
         return run_restarted(T, starts, zero, step, readout).transpose(0, 1)
 
     def finish(self, o, h, knobs, layer, mixer):
