@@ -87,13 +87,13 @@ def jacobian_dists(model, toks):
                 groups = [list(range(H))] if mix.type in ("gla", "gdn") else [[h] for h in range(H)]
                 for heads in groups:
                     g = torch.zeros(len(heads) * dv, *o.shape, dtype=o.dtype)
-                    for i, h in enumerate(heads):
+                    for gi, h in enumerate(heads):
                         for c in range(dv):
-                            g[i * dv + c, 0, t, h, c] = 1.0
+                            g[gi * dv + c, 0, t, h, c] = 1.0
                     (jac,) = torch.autograd.grad(o, v, grad_outputs=g, is_grads_batched=True,
                                                  retain_graph=True)
-                    for i, h in enumerate(heads):
-                        Jh = jac[i * dv:(i + 1) * dv, 0, :, h // rep, :]     # [dv, t+1, dv]
+                    for gi, h in enumerate(heads):
+                        Jh = jac[gi * dv:(gi + 1) * dv, 0, :, h // rep, :]   # [dv, t+1, dv]
                         nrm = Jh.pow(2).sum(dim=(0, 2)).sqrt()
                         tot = nrm.sum()
                         per_head[h].append(nrm / tot if tot > 0 else nrm)
