@@ -91,7 +91,7 @@ def cmd_table(a):
     names = models()
     jobs = []
     for n in names:
-        for label, kn in settings(n):
+        for label, kn in ([] if a.no_niah else settings(n)):
             jobs.append(((n, label, "niah"), ["niah", os.path.join(SM, n), "--task", "sk1,sk2,sk3",
                                                "--lengths", a.lengths, "--depths", "0:100:25",
                                                "--samples", str(a.samples), "--seed", "100"] + kn))
@@ -139,6 +139,7 @@ def main():
     ap.add_argument("--lengths", default="1k,2k,4k,8k,16k")
     ap.add_argument("--ppl-length", default="16k")
     ap.add_argument("--ppl-docs", type=int, default=4)
+    ap.add_argument("--no-niah", action="store_true", help="table: perplexity only")
     ap.add_argument("--heldout", default="/tmp/heldout.txt",
                     help="held-out prose (written by data.py: python3 data.py heldout FILE)")
     a = ap.parse_args()
