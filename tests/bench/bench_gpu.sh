@@ -22,7 +22,8 @@ nvcc -O2 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -
 B=$BUILD/hs_gpu_bench
 date -u +"date=%Y-%m-%dT%H:%MZ"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu=/'
-peak=$($B gemm | tee /dev/stderr | sed -n 's/.*tflops=\([0-9.]*\).*/\1/p')
+gemm_line=$($B gemm); echo "$gemm_line"
+peak=$(printf '%s\n' "$gemm_line" | sed -n 's/.*tflops=\([0-9.]*\).*/\1/p')
 $B attn-check
 [ "${BENCH_KERNELS:-1}" != 0 ] && timeout "$STEP" $B kernels 65536 8 128
 for p in $PRESETS; do
