@@ -21,6 +21,8 @@ typedef struct {
     int tags;                    /* branch/entropy/hit tags under the maps */
     int beside;                  /* tags to the right of each map (wide canvases) */
     double tag_w;
+    int wrap;                    /* text cells: layers side by side in one grid row (>1 when
+                                    the whole model fits and that gives bigger maps) */
 } heads_layout;
 
 static int head_layer(const hs_view_input *in, int i) {
@@ -56,6 +58,57 @@ static const hs_pooled_map *head_map(const hs_view_input *in, int i) {
             return NULL;
     }
     return m;
+}
+
+/* Square side, in half-block pixels (a cell is 1 wide, 2 tall), of a text map w x h cells. */
+static int text_side(double w, double h) { return (int)fmin(w, h * 2); }
+
+/* Text cells: the side of the maps with one layer per grid row and tags beside or under
+ * each map (the classic layout below), and with `wrap` layers side by side (tags under each
+ * map: "L3h0 NoPE" / ".94 .08"). Picks the wrap giving the biggest roughly-square maps; only
+ * when the whole model fits, so the window around the selection stays one layer per row.
+ * Returns 1 when a wrapped layout was chosen and L is filled. */
+static int text_wrap_layout(heads_layout *L, hs_canvas *c, double top, double legend_h) {
+    if (L->n_layers < 2 || L->max_cols < 1) return 0;
+    double avail_h = c->height - top - legend_h;
+    /* the classic layout's map side (see below) */
+    int cw1 = (int)floor((c->width - L->label_w) / L->max_cols);
+    int ch1 = (int)floor(avail_h / L->n_layers);
+    int best = 0, best_k = 1, best_h = 0, best_w = 0;
+    if (ch1 >= 2) {
+        int mh = ch1 - 1, mw = (int)fmin(mh * 2 + 2, cw1 - 1);
+        if (ch1 >= 3 && cw1 - 2 - 10 >= (ch1 - 1) * 2) mw = (int)fmin(mh * 2 + 2, cw1 - 2 - 10);
+        best = text_side(mw, mh);
+    }
+    for (int k = 2; k <= L->n_layers; k++) {
+        int grows = (L->n_layers + k - 1) / k, gcols = k * L->max_cols;
+        int cw = (int)floor(c->width / gcols), ch = (int)floor(avail_h / grows);
+        if (cw < 8 || ch < 3) continue;              /* tags need ~7 columns, 2 rows */
+        int mh = ch - 2, mw = cw - 2;
+        if (mw > mh * 2) mw = mh * 2;                /* roughly square in pixels */
+        if (mh > (mw + 1) / 2) mh = (mw + 1) / 2;
+        int side = text_side(mw, mh);
+        if (side > best) {
+            best = side;
+            best_k = k;
+            best_h = mh;
+            best_w = mw;
+        }
+    }
+    if (best_k < 2) return 0;
+    int grows = (L->n_layers + best_k - 1) / best_k, gcols = best_k * L->max_cols;
+    L->wrap = best_k;
+    L->rows = L->n_layers;
+    L->cols = L->max_cols;
+    L->row0 = L->col0 = 0;
+    L->cw = floor(c->width / gcols);
+    L->ch = floor(avail_h / grows);
+    L->map_w = best_w;
+    L->map_h = best_h;
+    L->tag_h = 2;
+    L->tags = 1;
+    L->label_w = 0;
+    return 1;
 }
 
 static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, double top) {
@@ -99,7 +152,9 @@ static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, doubl
     if (L->col0 < 0) L->col0 = 0;
     L->cw = avail_w / L->cols;
     L->ch = avail_h / L->rows;
-    if (c->is_text) {
+    if (c->is_text && text_wrap_layout(L, c, top, legend_h)) {
+        /* chosen by text_wrap_layout */
+    } else if (c->is_text) {
         L->cw = floor(L->cw);
         L->ch = floor(L->ch);
         L->map_h = L->ch - L->tag_h;
@@ -131,7 +186,8 @@ static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, doubl
         if (L->cw * L->cols > avail_w) L->cw = avail_w / L->cols;
         L->ch = side + L->tag_h + gap + (L->beside ? fs * 0.5 : 0);
     }
-    L->x0 = L->label_w + (c->is_text ? 0 : pad);
+    if (L->wrap > 1) L->x0 = 0;
+    else L->x0 = L->label_w + (c->is_text ? 0 : pad);
     if (!c->is_text) L->x0 += fmax(0, (avail_w - L->cw * L->cols) / 2);
     L->y0 = top + (c->is_text ? 0 : pad * 0.5);
     L->legend_y = c->is_text ? c->height - 1 : fmin(L->y0 + L->ch * L->rows + pad,
@@ -141,9 +197,19 @@ static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, doubl
 static int cell_pos(const heads_layout *L, const hs_view_input *in, int i, double *x, double *y) {
     int r = head_layer(in, i) - L->row0, k = head_col(in, i) - L->col0;
     if (r < 0 || r >= L->rows || k < 0 || k >= L->cols) return 0;
+    if (L->wrap > 1) {                               /* layers side by side */
+        k += (r % L->wrap) * L->max_cols;
+        r /= L->wrap;
+    }
     *x = L->x0 + k * L->cw;
     *y = L->y0 + r * L->ch;
     return 1;
+}
+
+/* "0.94" -> ".94" so two numbers fit under a narrow map; 1.00 stays "1.00". */
+static const char *short_num(char *out, size_t n, double v) {
+    snprintf(out, n, "%.2f", v);
+    return v < 1 && v >= 0 ? out + 1 : out;
 }
 
 static double title_of(hs_canvas *c, const hs_view_input *in) {
@@ -164,8 +230,8 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
     hs_rgba fg = hs_theme_fg(dark), mu = hs_vc_muted(dark);
     char buf[96], fit[96];
 
-    /* layer labels */
-    for (int r = 0; r < L.rows; r++) {
+    /* layer labels (wrapped text layouts name the layer in each tag instead) */
+    for (int r = 0; r < (L.wrap > 1 ? 0 : L.rows); r++) {
         int l = L.row0 + r;
         int hh = in->cfg && l < in->cfg->num_layers ? in->cfg->layers[l].n_mixers == 2 : 0;
         double cy = L.y0 + r * L.ch + (c->is_text ? 0.5 : L.map_h / 2);
@@ -206,7 +272,22 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
         if (!L.tags) continue;
         double ty = my + L.map_h + (c->is_text ? 0.5 : fs * 0.85 * 0.65);
         double avail = L.map_w + (c->is_text ? 1 : 0);
-        if (c->is_text && L.beside) {
+        if (c->is_text && L.wrap > 1) {
+            double tx = x + 1, tw = L.cw - 1;
+            int hl = head_layer(in, i), hn = st ? st->head : in->maps[i].head.head;
+            snprintf(buf, sizeof buf, "L%d %s h%d", hl, lab, hn);
+            if (c->text_width(c, buf, 1) > tw) snprintf(buf, sizeof buf, "L%dh%d %s", hl, hn, lab);
+            hs_vc_fit(c, fit, sizeof fit, buf, 1, tw);
+            if (sel) c->fill_rect(c, tx, my + L.map_h, tw, 1, hs_vc_accent(dark));
+            c->text(c, tx, my + L.map_h + 0.5, fit, 1, sel ? hs_theme_bg(dark) : bc, HS_ALIGN_LEFT, 1);
+            if (st) {
+                char e[16], h[16];
+                snprintf(buf, sizeof buf, "%s %s", short_num(e, sizeof e, st->entropy),
+                         short_num(h, sizeof h, st->hit_rate));
+                hs_vc_fit(c, fit, sizeof fit, buf, 1, tw);
+                c->text(c, tx, my + L.map_h + 1.5, fit, 1, mu, HS_ALIGN_LEFT, 0);
+            }
+        } else if (c->is_text && L.beside) {
             double tx = mx + L.map_w + 1;
             snprintf(buf, sizeof buf, "%s h%d", lab, st ? st->head : in->maps[i].head.head);
             if (sel) c->fill_rect(c, tx, my, L.tag_w, 1, hs_vc_accent(dark));
