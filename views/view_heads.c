@@ -23,6 +23,7 @@ typedef struct {
     double tag_w;
     int wrap;                    /* text cells: layers side by side in one grid row (>1 when
                                     the whole model fits and that gives bigger maps) */
+    double group_gap;            /* extra space between those layers */
 } heads_layout;
 
 static int head_layer(const hs_view_input *in, int i) {
@@ -111,6 +112,22 @@ static int text_wrap_layout(heads_layout *L, hs_canvas *c, double top, double le
     return 1;
 }
 
+/* Pixel canvases: the side of a square map in a cell cw x ch with tags under it (L->tag_h
+ * high) or beside it (L->tag_w wide) when that gives a clearly bigger map; sets L->beside
+ * and clears L->tag_h when beside. */
+static double pixel_side(heads_layout *L, hs_canvas *c, double cw, double ch, double gap) {
+    double fs = hs_vc_font(c), tfs = fs * 0.8;
+    double side = fmin(cw - gap, ch - L->tag_h - gap);
+    double side_beside = fmin(cw - L->tag_w - gap, ch - fs * 0.5 - gap);
+    L->beside = 0;
+    if (L->tags && side_beside > side * 1.15 && side_beside >= tfs * 3.6) {
+        L->beside = 1;
+        side = side_beside;
+        L->tag_h = 0;
+    }
+    return side;
+}
+
 static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, double top) {
     memset(L, 0, sizeof *L);
     L->n = head_count(in);
@@ -168,23 +185,51 @@ static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, doubl
             L->map_w = fmin(L->map_h * 2 + 2, L->cw - 2 - L->tag_w);
         }
     } else {
-        double gap = L->tags ? fmax(3, fs * 0.5) : fmax(3, fs * 0.35);
-        double side = fmin(L->cw - gap, L->ch - L->tag_h - gap);
-        /* wide canvases: tags beside the maps give bigger maps than tags below */
-        double tfs = fs * 0.8;
+        double tfs = fs * 0.8, gap = L->tags ? fmax(3, fs * 0.5) : fmax(3, fs * 0.35);
         L->tag_w = fmax(c->text_width(c, "hit 0.00", tfs), hs_vc_bold_width(c, "NoPE h00", tfs)) + fs * 0.6;
-        double side_beside = fmin(L->cw - L->tag_w - gap, L->ch - fs * 0.5 - gap);
-        if (L->tags && side_beside > side * 1.15 && side_beside >= tfs * 3.6) {
-            L->beside = 1;
-            side = side_beside;
-            L->tag_h = 0;
+        double side = pixel_side(L, c, L->cw, L->ch, gap);
+        /* the whole model fits: try layers side by side (tags name the layer), which uses
+         * wide canvases far better than one layer per row */
+        double full_w = c->width - pad * 2, tag_h0 = fs * 0.85 * 2.3;
+        if (L->rows == L->n_layers && L->cols == L->max_cols && L->tags) {
+            heads_layout W = *L;
+            W.tag_w = fmax(c->text_width(c, "hit 0.00", tfs), hs_vc_bold_width(c, "L00 NoPE h00", tfs)) + fs * 0.6;
+            double wgap = fmax(3, fs * 0.5);
+            for (int k = 2; k <= L->n_layers; k++) {
+                int grows = (L->n_layers + k - 1) / k, gcols = k * L->max_cols;
+                W.tag_h = tag_h0;
+                W.beside = 0;
+                double gg = fs * 0.8, gw = (full_w - (k - 1) * gg) / gcols;
+                double ws = pixel_side(&W, c, gw, avail_h / grows, wgap);
+                if (ws >= fs * 3 && fmin(ws, fs * 20) > fmin(side, fs * 20) * 1.15) {
+                    *L = W;
+                    L->wrap = k;
+                    L->label_w = 0;
+                    L->cw = gw;
+                    L->group_gap = gg;
+                    L->ch = avail_h / grows;
+                    side = ws;
+                    gap = wgap;
+                    W = *L;
+                    W.wrap = 0;
+                }
+            }
         }
         if (side > fs * 20) side = fs * 20;
         L->map_w = L->map_h = side;
         /* shrink cells to the maps so the grid is compact, centred */
+        int gcols = L->wrap > 1 ? L->wrap * L->max_cols : L->cols;
         L->cw = side + (L->beside ? L->tag_w : 0) + fmax(gap, fs * 0.4);
-        if (L->cw * L->cols > avail_w) L->cw = avail_w / L->cols;
+        double room = L->wrap > 1 ? full_w - (L->wrap - 1) * L->group_gap : avail_w;
+        if (L->cw * gcols > room) L->cw = room / gcols;
         L->ch = side + L->tag_h + gap + (L->beside ? fs * 0.5 : 0);
+        if (L->wrap > 1) {                           /* centred over the full width */
+            L->x0 = pad + fmax(0, (room - L->cw * gcols) / 2);
+            L->y0 = top + pad * 0.5;
+            L->legend_y = fmin(L->y0 + L->ch * ((L->n_layers + L->wrap - 1) / L->wrap) + pad,
+                               c->height - legend_h);
+            return;
+        }
     }
     if (L->wrap > 1) L->x0 = 0;
     else L->x0 = L->label_w + (c->is_text ? 0 : pad);
@@ -197,11 +242,13 @@ static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, doubl
 static int cell_pos(const heads_layout *L, const hs_view_input *in, int i, double *x, double *y) {
     int r = head_layer(in, i) - L->row0, k = head_col(in, i) - L->col0;
     if (r < 0 || r >= L->rows || k < 0 || k >= L->cols) return 0;
+    double gx = 0;
     if (L->wrap > 1) {                               /* layers side by side */
+        gx = (r % L->wrap) * L->group_gap;
         k += (r % L->wrap) * L->max_cols;
         r /= L->wrap;
     }
-    *x = L->x0 + k * L->cw;
+    *x = L->x0 + k * L->cw + gx;
     *y = L->y0 + r * L->ch;
     return 1;
 }
@@ -210,6 +257,14 @@ static int cell_pos(const heads_layout *L, const hs_view_input *in, int i, doubl
 static const char *short_num(char *out, size_t n, double v) {
     snprintf(out, n, "%.2f", v);
     return v < 1 && v >= 0 ? out + 1 : out;
+}
+
+/* "GLA h0", or "L3 GLA h0" when layers sit side by side (no layer label column). */
+static void pixel_tag_name(char *buf, size_t n, const heads_layout *L, const hs_view_input *in,
+                           int i, const hs_head_stat *st, const char *lab) {
+    int hn = st ? st->head : in->maps[i].head.head;
+    if (L->wrap > 1) snprintf(buf, n, "L%d %s h%d", head_layer(in, i), lab, hn);
+    else snprintf(buf, n, "%s h%d", lab, hn);
 }
 
 static double title_of(hs_canvas *c, const hs_view_input *in) {
@@ -314,7 +369,7 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
             c->text(c, x, ty, fit, 1, sel ? hs_theme_bg(dark) : bc, HS_ALIGN_LEFT, 1);
         } else if (L.beside) {
             double tfs = fs * 0.8, tx = mx + L.map_w + fs * 0.4, ty0 = my + tfs * 0.6;
-            snprintf(buf, sizeof buf, "%s h%d", lab, st ? st->head : in->maps[i].head.head);
+            pixel_tag_name(buf, sizeof buf, &L, in, i, st, lab);
             c->text(c, tx, ty0, buf, tfs, bc, HS_ALIGN_LEFT, 1);
             if (st) {
                 snprintf(buf, sizeof buf, "H %.2f", st->entropy);
@@ -324,7 +379,7 @@ void hs_view_heads_draw(hs_canvas *c, const hs_view_input *in) {
             }
         } else {
             double tfs = fs * 0.8;
-            snprintf(buf, sizeof buf, "%s h%d", lab, st ? st->head : in->maps[i].head.head);
+            pixel_tag_name(buf, sizeof buf, &L, in, i, st, lab);
             hs_vc_fit(c, fit, sizeof fit, buf, tfs, avail);
             c->text(c, mx, ty, fit, tfs, bc, HS_ALIGN_LEFT, 1);
             if (st) {
