@@ -63,12 +63,13 @@ static void layout(needle_layout *L, hs_canvas *c, const hs_view_input *in) {
         ch = floor(ch);
         if (ch < 1) ch = 1;
         if (cw < 1) cw = 1;
-        if (cw > 8) cw = 8;
-        if (ch > 3) ch = 3;
+        /* big terminals: bigger cells, roughly square (a cell is twice as tall as wide) */
+        if (cw > 12) cw = 12;
+        if (ch > fmax(3, floor(cw / 2))) ch = fmax(3, floor(cw / 2));
     } else {
-        if (cw > fs * 7) cw = fs * 7;
+        if (cw > fs * 10) cw = fs * 10;
         if (ch > cw * 0.85) ch = cw * 0.85;
-        if (ch > fs * 4.5) ch = fs * 4.5;
+        if (ch > fs * 7) ch = fs * 7;
     }
     L->cw = cw;
     L->ch = ch;
