@@ -53,7 +53,7 @@ static void draw_layers(hs_canvas *c, const hs_view_input *in, double x, double 
     double fs = hs_vc_font(c);
     double label_w = c->is_text ? 7 : fs * 4.2;
     int n = cfg->num_layers;
-    double row = c->is_text ? 1 : fmin(fs * 2.2, h / (n > 0 ? n : 1));
+    double row = c->is_text ? 1 : fmin(fs * 3.2, h / (n > 0 ? n : 1));
     int shown = (int)(h / row);
     if (shown > n) shown = n;
     if (shown < n && shown > 0) shown--;              /* keep a line for "+N more" */
@@ -191,7 +191,16 @@ void hs_view_model_draw(hs_canvas *c, const hs_view_input *in) {
                         c->is_text ? 1 : fmax(1.2, fs * 0.1));
         hs_legend_item it[2] = { { "this model", col, 1, HS_MARK_CIRCLE, 0 },
                                  { "all heads full attention", hs_vc_muted(dark), 1, HS_MARK_CIRCLE, 1 } };
-        if (!c->is_text) hs_vc_legend(c, px + pw - pad, py + pad, it, 2, pw * 0.6);
+        /* in the corner the curves leave free (both rise, so usually bottom right) */
+        double lw, lh, cx[2 * N], cy[2 * N], xr, yt;
+        hs_vc_legend_size(c, it, 2, pw * 0.6, &lw, &lh);
+        for (int i = 0; i < N; i++) {
+            cx[i] = cx[N + i] = hs_axis_map(&ax, xs[i]);
+            cy[i] = hs_axis_map(&ay, ys[i]);
+            cy[N + i] = hs_axis_map(&ay, yf[i]);
+        }
+        hs_vc_legend_corner(c, px, py, pw, ph, lw, lh, cx, cy, 2 * N, &xr, &yt);
+        hs_vc_legend(c, xr, yt, it, 2, pw * 0.6);
     }
     for (int i = 1; i < N; i++)
         c->line(c, hs_axis_map(&ax, xs[i - 1]), hs_axis_map(&ay, ys[i - 1]), hs_axis_map(&ax, xs[i]),
