@@ -192,7 +192,7 @@ static void on_click(gui *g, hs_controller *c, double x, double y, int double_cl
     char err[256];
     hs_view_hit hit;
     memset(&hit, 0, sizeof hit);
-    int got = 0;
+    int got = 0, tab = -1;
     hs_ctl_lock(c);
     hs_canvas *cv = hs_canvas_cairo_pixels(g->pixels, g->pw, g->ph, g->pw * 4, g->scale,
                                            c->s.dark, err, sizeof err);
@@ -204,10 +204,15 @@ static void on_click(gui *g, hs_controller *c, double x, double y, int double_cl
         hs_ctl_view_input(c, &in);
         if (y >= f.top && y < cv->height - f.bottom)
             got = hs_view_hit_test(&hit, &f.area.c, v, &in, x, y - f.top);
+        tab = hs_chrome_tab_at(cv, x, y);
         hs_canvas_cairo_free(cv);
     }
-    if (c->help) { c->help = 0; got = 0; }
+    if (c->help) { c->help = 0; got = 0; tab = -1; }
     hs_ctl_unlock(c);
+    if (tab >= 0) {                                  /* a click on a tab switches view */
+        if (tab != (int)v) hs_ctl_set_view(c, (hs_view_kind)tab);
+        return;
+    }
     if (!got) return;
     if (hit.what == HS_HIT_HEAD) {
         hs_ctl_select_head(c, hit.head);

@@ -120,7 +120,8 @@ static int translate_key(wint_t ch, int is_code) {
     return -1;
 }
 
-/* Mouse: click selects a head or a needle cell; the wheel zooms the head view. */
+/* Mouse: a click on a tab switches view, on a head or needle cell selects it; the wheel zooms
+ * the head view. */
 static void on_mouse(hs_controller *c, hs_text_grid *g) {
     MEVENT ev;
     if (getmouse(&ev) != OK) return;
@@ -134,6 +135,7 @@ static void on_mouse(hs_controller *c, hs_text_grid *g) {
     hs_ctl_view_input(c, &in);
     hs_view_kind v = c->s.view;
     double x = ev.x + 0.5, y = ev.y - top + 0.5;
+    int tab = hs_chrome_tab_at(&cv, x, ev.y + 0.5);
     hs_view_hit hit;
     memset(&hit, 0, sizeof hit);
     int got = y >= 0 && y < area.c.height && hs_view_hit_test(&hit, &area.c, v, &in, x, y);
@@ -150,6 +152,10 @@ static void on_mouse(hs_controller *c, hs_text_grid *g) {
     }
 #endif
     if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED))) return;
+    if (tab >= 0) {                                  /* a click on a tab switches view */
+        if (tab != (int)v) hs_ctl_set_view(c, (hs_view_kind)tab);
+        return;
+    }
     if (!got) return;
     if (hit.what == HS_HIT_HEAD) hs_ctl_select_head(c, hit.head);
     else if (hit.what == HS_HIT_NEEDLE) hs_ctl_select_cell(c, hit.task, hit.length, hit.depth);

@@ -343,6 +343,33 @@ TEST(views_text_heatmap_halfblocks_and_ramp) {
     CHECK(hs_text_rgb_to_8(pure_red) == 1, "red -> 1");
 }
 
+/* Clicking a tab: every tab's label (the digit drawn on the top row, at 80 and 50 columns)
+ * maps back to its view; the view area and the brand do not. */
+TEST(views_chrome_tab_hit) {
+    for (int wide = 0; wide < 2; wide++) {
+        hs_text_grid g;
+        CHECK(hs_text_grid_init(&g, wide ? 80 : 50, 24, HS_TEXT_UTF8, 256, 0) == 0, "init");
+        hs_canvas c;
+        hs_canvas_text_init(&c, &g);
+        hs_chrome_input ci = { "m", "cpu", "off", NULL, -1, NULL, HS_VIEW_NEEDLE };
+        hs_chrome_draw(&c, &ci);
+        int found[HS_VIEW_COUNT] = { 0 };
+        for (int x = 0; x < g.cols; x++) {
+            uint32_t ch = g.cells[x].ch;
+            int tab = hs_chrome_tab_at(&c, x + 0.5, 0.5);
+            if (ch >= '1' && ch < '1' + HS_VIEW_COUNT) {
+                CHECK(tab == (int)(ch - '1'), "%d cols: digit %c at x=%d -> tab %d", g.cols,
+                      (char)ch, x, tab);
+                found[ch - '1'] = 1;
+            }
+            CHECK(hs_chrome_tab_at(&c, x + 0.5, 3.5) == -1, "view area hit a tab at x=%d", x);
+        }
+        CHECK(hs_chrome_tab_at(&c, g.cols - 0.5, 0.5) == -1, "%d cols: brand is no tab", g.cols);
+        for (int i = 0; i < HS_VIEW_COUNT; i++) CHECK(found[i], "%d cols: tab %d not drawn", g.cols, i);
+        hs_text_grid_free(&g);
+    }
+}
+
 TEST(views_text_chrome_and_help) {
     hs_text_grid g;
     CHECK(hs_text_grid_init(&g, 80, 24, HS_TEXT_UTF8, 256, 1) == 0, "init");

@@ -51,6 +51,38 @@ static const char *const tab_names[HS_VIEW_COUNT] = { "Heads", "Head", "Tidal", 
 double hs_chrome_top_height(hs_canvas *c) { return c->is_text ? 1 : hs_vc_line(c) * 1.7; }
 double hs_chrome_bottom_height(hs_canvas *c) { return c->is_text ? 2 : hs_vc_line(c) * 3.0; }
 
+/* Tab i's label and its x extent; returns 0 when it does not fit. One geometry for drawing
+ * and for clicks. */
+static int tab_rect(hs_canvas *c, int i, char *lab, size_t n, double *x, double *w) {
+    double fs = hs_vc_font(c), pad = hs_vc_pad(c);
+    double tx = c->is_text ? 0 : pad;
+    int narrow = c->is_text && c->width < 64;
+    for (int k = 0; k <= i; k++) {
+        if (narrow) snprintf(lab, n, "%d%.3s", k + 1, tab_names[k]);
+        else snprintf(lab, n, "%d %s", k + 1, tab_names[k]);
+        double tw = hs_vc_bold_width(c, lab, fs) + (c->is_text ? 2 : fs * 1.6);
+        if (tx + tw > c->width) return 0;
+        if (k == i) {
+            *x = tx;
+            *w = tw;
+            return 1;
+        }
+        tx += tw + (c->is_text ? 0 : pad * 0.3);
+    }
+    return 0;
+}
+
+int hs_chrome_tab_at(hs_canvas *c, double x, double y) {
+    if (y < 0 || y >= hs_chrome_top_height(c)) return -1;
+    for (int i = 0; i < HS_VIEW_COUNT; i++) {
+        char lab[32];
+        double tx, tw;
+        if (!tab_rect(c, i, lab, sizeof lab, &tx, &tw)) break;
+        if (x >= tx && x < tx + tw) return i;
+    }
+    return -1;
+}
+
 static void draw_tabs(hs_canvas *c, hs_view_kind sel) {
     int dark = c->dark;
     double fs = hs_vc_font(c), h = hs_chrome_top_height(c), pad = hs_vc_pad(c);
@@ -58,14 +90,10 @@ static void draw_tabs(hs_canvas *c, hs_view_kind sel) {
     c->fill_rect(c, 0, 0, c->width, h, panel);
     double x = c->is_text ? 0 : pad;
     double cy = c->is_text ? 0.5 : h / 2;
-    int narrow = c->is_text && c->width < 64;
     for (int i = 0; i < HS_VIEW_COUNT; i++) {
         char lab[32];
-        if (narrow) snprintf(lab, sizeof lab, "%d%.3s", i + 1, tab_names[i]);
-        else snprintf(lab, sizeof lab, "%d %s", i + 1, tab_names[i]);
-        double tw = hs_vc_bold_width(c, lab, fs);
-        double w = tw + (c->is_text ? 2 : fs * 1.6);
-        if (x + w > c->width) break;
+        double w;
+        if (!tab_rect(c, i, lab, sizeof lab, &x, &w)) break;
         if ((int)sel == i) {
             c->fill_rect(c, x, c->is_text ? 0 : h * 0.12, w, c->is_text ? 1 : h * 0.88,
                          hs_theme_bg(dark));

@@ -83,6 +83,8 @@ typedef struct {
 double hs_chrome_top_height(hs_canvas *c);
 double hs_chrome_bottom_height(hs_canvas *c);
 void hs_chrome_draw(hs_canvas *c, const hs_chrome_input *in);
+/* The view whose tab is under (x, y) (canvas coordinates of the whole frame), or -1. */
+int hs_chrome_tab_at(hs_canvas *c, double x, double y);
 void hs_help_overlay_draw(hs_canvas *c);
 
 /* The key map (one table; both front ends translate their events to these and the help
