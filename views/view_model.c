@@ -93,9 +93,11 @@ static void draw_layers(hs_canvas *c, const hs_view_input *in, double x, double 
             if (m->type == HS_NOPE && in->knobs && in->knobs->log_scale) snprintf(ws, sizeof ws, " log");
             snprintf(buf, sizeof buf, "%s %dh%s", hs_vc_branch_label(m->type), m->num_heads, ws);
             double tfs = fs * 0.85;
-            if (c->text_width(c, buf, tfs) > mw - (c->is_text ? 0 : fs * 0.6))
+            /* text: the label stays inside its block (a column is left between blocks) */
+            double room = mw - (c->is_text ? (k < L->n_mixers - 1) : fs * 0.6);
+            if (c->text_width(c, buf, tfs) > room)
                 snprintf(buf, sizeof buf, "%s %d", hs_vc_branch_label(m->type), m->num_heads);
-            hs_vc_fit(c, fit, sizeof fit, buf, tfs, mw - (c->is_text ? 0 : fs * 0.6));
+            hs_vc_fit(c, fit, sizeof fit, buf, tfs, room);
             hs_rgba tc = { 0.06f, 0.06f, 0.06f, 1 };
             if (m->type == HS_ROPE && !dark) tc = (hs_rgba){ 1, 1, 1, 1 };
             c->text(c, cx + (c->is_text ? 0 : fs * 0.35), cy, fit, tfs, tc, HS_ALIGN_LEFT, 0);
