@@ -57,17 +57,22 @@ void hs_view_ppl_draw(hs_canvas *c, const hs_view_input *in) {
     hs_axis ax = { xmin, xmax, x, x + w, 1 }, ay = { y0, y1, y + h, y, ylog };
     hs_vc_axes(c, x, y, w, h, &ax, &ay, HS_TICK_TOKENS, HS_TICK_NUM, 1, 0, "position (tokens)",
                ylog ? "perplexity (log)" : "perplexity", 1);
-    /* L0 */
+    /* L0 (its label is kept clear of the legend below) */
+    double l0x = NAN, l0y = NAN;
     if (in->cfg && in->cfg->train_context > xmin && in->cfg->train_context < xmax) {
         double px = hs_axis_map(&ax, in->cfg->train_context);
         hs_rgba mu = hs_vc_muted(dark);
         if (c->is_text) {
             c->line(c, floor(px) + 0.5, y, floor(px) + 0.5, y + h, hs_vc_grid(dark), 1);
             c->text(c, floor(px) + 1, y + 0.5, "L0", 1, mu, HS_ALIGN_LEFT, 0);
+            l0x = floor(px) + 1.5;
+            l0y = y + 0.5;
         } else {
             for (double yy = y; yy < y + h; yy += fs * 0.8)
                 c->line(c, px, yy, px, fmin(yy + fs * 0.4, y + h), mu, 1);
             c->text(c, px - fs * 0.3, y + h - ln * 0.5, "L0 (train context)", fs * 0.8, mu, HS_ALIGN_RIGHT, 0);
+            l0x = px - fs * 2;
+            l0y = y + h - ln * 0.5;
         }
     }
     c->clip(c, x, y, w, h);
@@ -106,6 +111,10 @@ void hs_view_ppl_draw(hs_canvas *c, const hs_view_input *in) {
         }
     }
     c->unclip(c);
+    for (int s = 0; s < 8 && isfinite(l0x) && np < MAXP; s++) {   /* weigh the L0 label */
+        ptx[np] = l0x;
+        pty[np++] = l0y;
+    }
     double lw, lh, lx, ly;
     hs_vc_legend_size(c, it, ni, w * 0.6, &lw, &lh);
     hs_vc_legend_corner(c, x, y, w, h, lw, lh, ptx, pty, np, &lx, &ly);
