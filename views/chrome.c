@@ -8,7 +8,7 @@
 
 /* Actions stay short (<= 26 characters) so the help fits two columns at 80x24. */
 const hs_key_help hs_key_map[] = {
-    { "1-6 Tab", "switch view" },
+    { "1-6 Tab", "switch view (or click tab)" },
     { "arrows", "select head/cell; pan zoom" },
     { "PgUp PgDn", "needle task / head layer" },
     { "Enter", "run this view's job" },
