@@ -173,7 +173,7 @@ void hs_view_head_draw(hs_canvas *c, const hs_view_input *in) {
         double bx = c->is_text ? L.mx - 1 : L.mx - L.tok_y_w - fs * 0.55;
         double bw = c->is_text ? 1 : fs * 0.35;
         int shown = 0;
-        double first_y = 0;
+        double first_y = 0, last_y = 0;
         for (int i = 0; i < p->n_probe; i++) {
             int t = p->probe_pos[i];
             if (t < m->t0 || t >= m->t1) continue;
@@ -181,8 +181,13 @@ void hs_view_head_draw(hs_canvas *c, const hs_view_input *in) {
             if (c->is_text) c->fill_rect(c, bx, floor(y0), 1, 1, needle);
             else c->fill_rect(c, bx, y0, bw, fmax(1.2, y1 - y0), needle);
             if (!shown) first_y = y0;
+            last_y = y0;
             shown++;
         }
+        /* text: "probe" under the marked column when the rows reach the map's bottom (they
+         * are the last tokens); the tick labels own the rows beside the axis */
+        if (shown && c->is_text && last_y >= L.my + L.mh - 3 && bx >= 5)
+            c->text(c, bx, L.my + L.mh + 0.5, "probe", 1, needle, HS_ALIGN_RIGHT, 1);
         if (shown && !c->is_text)
             c->text(c, bx - fs * 0.2, first_y - fs * 0.6, "probe", fs * 0.8, needle,
                     HS_ALIGN_RIGHT, 1);
