@@ -46,7 +46,7 @@ void hs_view_ppl_draw(hs_canvas *c, const hs_view_input *in) {
     double x = hs_vc_axis_left_room(c) + (c->is_text ? 0 : pad);
     double y = top + (c->is_text ? 1 : ln * 1.3);
     double w = c->width - x - (c->is_text ? 1 : pad * 3);
-    double h = c->height - y - hs_vc_axis_bottom_room(c, 1) - (c->is_text ? 0 : pad * 0.5);
+    double h = c->height - y - hs_vc_axis_bottom_room(c, 1) - (c->is_text ? 1 : pad * 0.5);  /* text: the axis line takes a row */
     if (c->is_text) { x = floor(x); y = floor(y); w = floor(w); h = floor(h); }
     if (xmax <= xmin) xmax = xmin * 2;
     /* y: log when the curves span more than a factor of 8 */

@@ -21,7 +21,7 @@ static void layout(tidal_layout *L, hs_canvas *c) {
     double fs = hs_vc_font(c), ln = hs_vc_line(c), pad = hs_vc_pad(c);
     double top = hs_vc_title_height(c) + (c->is_text ? 1 : ln * 1.3);
     double left = hs_vc_axis_left_room(c) + (c->is_text ? 0 : pad);
-    double bottom = hs_vc_axis_bottom_room(c, 1) + (c->is_text ? 0 : pad * 0.5);
+    double bottom = hs_vc_axis_bottom_room(c, 1) + (c->is_text ? 1 : pad * 0.5);  /* text: the axis line takes a row */
     /* legend to the right when there is room, else inside the plot */
     L->legend_w = c->is_text ? (c->width >= 100 ? 22 : 0) : (c->width >= 700 ? fs * 13 : 0);
     L->x = left;
