@@ -191,8 +191,9 @@ static void layout(heads_layout *L, hs_canvas *c, const hs_view_input *in, doubl
         /* the whole model fits: try layers side by side (tags name the layer), which uses
          * wide canvases far better than one layer per row */
         double full_w = c->width - pad * 2, tag_h0 = fs * 0.85 * 2.3;
-        if (L->rows == L->n_layers && L->cols == L->max_cols && L->tags) {
+        if (L->rows == L->n_layers && L->cols == L->max_cols) {
             heads_layout W = *L;
+            W.tags = 1;                              /* side by side needs the tags back */
             W.tag_w = fmax(c->text_width(c, "hit 0.00", tfs), hs_vc_bold_width(c, "L00 NoPE h00", tfs)) + fs * 0.6;
             double wgap = fmax(3, fs * 0.5);
             for (int k = 2; k <= L->n_layers; k++) {
