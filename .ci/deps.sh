@@ -2,7 +2,8 @@
 # Installs the Debian packages that hybridscope's build and tests need. Idempotent.
 set -eu
 PKGS="build-essential pkg-config libcjson-dev libopenblas-dev libsdl2-dev libcairo2-dev
-      libncurses-dev fonts-dejavu-core tmux xvfb clang libclang-rt-14-dev poppler-utils"
+      libncurses-dev fonts-dejavu-core tmux xvfb clang libclang-rt-14-dev poppler-utils
+      python3"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
