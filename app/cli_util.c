@@ -181,3 +181,29 @@ void hs_cli_format_count(char *out, size_t n, double c) {
     else if (c >= 1e3) snprintf(out, n, "%.1fK", c / 1e3);
     else snprintf(out, n, "%.0f", c);
 }
+
+/* Models loaded through hs_cli_load_model, kept reachable for LeakSanitizer at exit. */
+static hs_model *cli_models[8];
+
+hs_model *hs_cli_load_model(const char *cmd, const char *arg, const hs_knobs *k, char *dir,
+                            size_t n) {
+    char path[4096], err[HS_ERR_LEN];
+    if (hs_cli_resolve_model(path, sizeof path, arg, err, sizeof err) < 0)
+        hs_cli_die(cmd, "%s", err);
+    hs_model *m = calloc(1, sizeof *m);
+    if (!m) hs_cli_fail(cmd, "out of memory");
+    for (size_t i = 0; i < sizeof cli_models / sizeof cli_models[0]; i++)
+        if (!cli_models[i]) { cli_models[i] = m; break; }
+    if (hs_model_load(m, path, err, sizeof err)) hs_cli_die(cmd, "%s", err);
+    if (k && hs_knobs_validate(k, &m->cfg, err, sizeof err)) hs_cli_die(cmd, "%s", err);
+    if (dir) snprintf(dir, n, "%s", path);
+    return m;
+}
+
+void hs_cli_free_model(hs_model *m) {
+    if (!m) return;
+    for (size_t i = 0; i < sizeof cli_models / sizeof cli_models[0]; i++)
+        if (cli_models[i] == m) cli_models[i] = NULL;
+    hs_model_free(m);
+    free(m);
+}

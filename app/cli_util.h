@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 
+#include "model.h"
+#include "knobs.h"
+
 /* Prints "hybridscope CMD: message" on stderr and exits with 2 (bad input). */
 __attribute__((noreturn, format(printf, 2, 3)))
 void hs_cli_die(const char *cmd, const char *fmt, ...);
@@ -27,6 +30,14 @@ const char *hs_cli_str_flag(const char *cmd, int argc, char **argv, int *i);
  * looked up as sample-models/NAME under $HS_ROOT and under the repository that holds the
  * executable. Returns 0 with the directory in out, or -1 with a message in err. */
 int hs_cli_resolve_model(char *out, size_t n, const char *arg, char *err, size_t errlen);
+
+/* Resolves ARG (hs_cli_resolve_model), loads the checkpoint and validates the knobs (k may be
+ * NULL) against it; any failure exits 2 with the message. The model stays reachable until
+ * exit, so an exit on bad input after loading is not reported as a leak; free it with
+ * hs_cli_free_model. dir (may be NULL) receives the resolved directory. */
+hs_model *hs_cli_load_model(const char *cmd, const char *arg, const hs_knobs *k, char *dir,
+                            size_t n);
+void hs_cli_free_model(hs_model *m);
 
 /* A progress bar on stderr, drawn only when stderr is a terminal (or HS_PROGRESS=1) and the
  * work has run for more than a second; hs_progress_done erases it. */

@@ -379,11 +379,7 @@ static int cmd_niah(int argc, char **argv) {
     int n_depths = parse_depths(depths, depths_s);
     if (lengths_s) n_lengths = parse_lengths(lengths, lengths_s);
     char dir[4096];
-    if (hs_cli_resolve_model(dir, sizeof dir, model_arg, err, sizeof err) < 0) hs_cli_die(CMD, "%s", err);
-    hs_model *m = calloc(1, sizeof *m);
-    if (!m) hs_cli_fail(CMD, "out of memory");
-    if (hs_model_load(m, dir, err, sizeof err) < 0) hs_cli_die(CMD, "%s", err);
-    if (hs_knobs_validate(&knobs, &m->cfg, err, sizeof err) < 0) hs_cli_die(CMD, "%s", err);
+    hs_model *m = hs_cli_load_model(CMD, model_arg, &knobs, dir, sizeof dir);
     if (!n_lengths) lengths[n_lengths++] = m->cfg.train_context;
     for (int i = 0; i < n_tasks; i++)
         for (int j = 0; j < n_lengths; j++) {
@@ -425,8 +421,7 @@ static int cmd_niah(int argc, char **argv) {
     else print_text(&r, st, dir, kd, seed, dname);
     hs_niah_result_free(&r);
     hs_device_forward_close(&dev);
-    hs_model_free(m);
-    free(m);
+    hs_cli_free_model(m);
     free(st);
     hs_assets_free(&assets);
     return 0;

@@ -128,11 +128,7 @@ static int cmd_ppl(int argc, char **argv) {
     }
 
     char dir[4096];
-    if (hs_cli_resolve_model(dir, sizeof dir, model_arg, err, sizeof err) < 0) hs_cli_die(CMD, "%s", err);
-    hs_model *m = calloc(1, sizeof *m);
-    if (!m) hs_cli_fail(CMD, "out of memory");
-    if (hs_model_load(m, dir, err, sizeof err) < 0) hs_cli_die(CMD, "%s", err);
-    if (hs_knobs_validate(&knobs, &m->cfg, err, sizeof err) < 0) hs_cli_die(CMD, "%s", err);
+    hs_model *m = hs_cli_load_model(CMD, model_arg, &knobs, dir, sizeof dir);
     if (!length) length = m->cfg.train_context;
 
     int32_t *doc_tokens = NULL;
@@ -196,8 +192,7 @@ static int cmd_ppl(int argc, char **argv) {
     hs_ppl_result_free(&r);
     hs_device_forward_close(&dev);
     free(doc_tokens);
-    hs_model_free(m);
-    free(m);
+    hs_cli_free_model(m);
     return 0;
 }
 

@@ -120,13 +120,8 @@ static int cmd_probe(int argc, char **argv) {
     if (!arg) hs_cli_die(CMD, "missing MODEL (see --help)");
     if (json && csv) hs_cli_die(CMD, "--json and --csv exclude each other");
     char dir[4096];
-    if (hs_cli_resolve_model(dir, sizeof dir, arg, err, sizeof err) < 0) hs_cli_die(CMD, "%s", err);
-    /* function-scope statics: an exit on bad input after loading leaves them reachable */
-    static hs_model *m;
-    m = calloc(1, sizeof *m);
-    if (!m) hs_cli_fail(CMD, "out of memory");
-    if (hs_model_load(m, dir, err, sizeof err)) hs_cli_die(CMD, "%s", err);
-    if (hs_knobs_validate(k, &m->cfg, err, sizeof err)) hs_cli_die(CMD, "%s", err);
+    hs_model *m = hs_cli_load_model(CMD, arg, k, dir, sizeof dir);
+    /* function-scope static: an exit on bad input after building leaves it reachable */
     static hs_input in;
     hs_input_build(&in, &ia, m, CMD);
     if (in.is_task && expect) hs_cli_die(CMD, "--expect goes with free text (a task knows its value)");
@@ -197,8 +192,7 @@ static int cmd_probe(int argc, char **argv) {
     free(gen);
     hs_probe_result_free(&r);
     hs_input_free(&in);
-    hs_model_free(m);
-    free(m);
+    hs_cli_free_model(m);
     free(k);
     return 0;
 }
