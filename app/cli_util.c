@@ -182,6 +182,16 @@ void hs_cli_format_count(char *out, size_t n, double c) {
     else snprintf(out, n, "%.0f", c);
 }
 
+int hs_cli_knob_flag(const char *cmd, hs_knobs *k, int argc, char **argv, int *i) {
+    char err[HS_ERR_LEN];
+    int j = *i;
+    int r = hs_knobs_parse_arg(k, argc, argv, &j, err, sizeof err);
+    if (r < 0) hs_cli_die(cmd, "%s", err);
+    if (r == 0) return 0;
+    *i = j - 1; /* the knob parser stops after what it read */
+    return 1;
+}
+
 /* Models loaded through hs_cli_load_model, kept reachable for LeakSanitizer at exit. */
 static hs_model *cli_models[8];
 

@@ -31,6 +31,11 @@ const char *hs_cli_str_flag(const char *cmd, int argc, char **argv, int *i);
  * executable. Returns 0 with the directory in out, or -1 with a message in err. */
 int hs_cli_resolve_model(char *out, size_t n, const char *arg, char *err, size_t errlen);
 
+/* A knob flag at argv[*i] (hs_knobs_parse_arg): returns 1 and leaves *i on the last argument
+ * it read, like the other flag helpers, so loops stepping with i++ go on from there; 0 when
+ * argv[*i] is not a knob; a bad value exits 2 naming the flag. */
+int hs_cli_knob_flag(const char *cmd, hs_knobs *k, int argc, char **argv, int *i);
+
 /* Resolves ARG (hs_cli_resolve_model), loads the checkpoint and validates the knobs (k may be
  * NULL) against it; any failure exits 2 with the message. The model stays reachable until
  * exit, so an exit on bad input after loading is not reported as a leak; free it with

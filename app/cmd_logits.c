@@ -82,10 +82,7 @@ static int cmd_logits(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (hs_cli_is_help(a)) { usage(stdout); return 0; }
-        int j = i;
-        int kr = hs_knobs_parse_arg(&knobs, argc, argv, &j, err, sizeof err);
-        if (kr < 0) hs_cli_die(CMD, "%s", err);
-        if (kr > 0) { i = j - 1; continue; }
+        if (hs_cli_knob_flag(CMD, &knobs, argc, argv, &i)) continue;
         if (!strcmp(a, "--text")) text = hs_cli_str_flag(CMD, argc, argv, &i);
         else if (!strcmp(a, "--text-file")) text_file = hs_cli_str_flag(CMD, argc, argv, &i);
         else if (!strcmp(a, "--tokens")) tokens_path = hs_cli_str_flag(CMD, argc, argv, &i);

@@ -97,10 +97,7 @@ static int cmd_map(int argc, char **argv) {
     char err[HS_ERR_LEN];
     for (int i = 1; i < argc; i++) {
         if (hs_cli_is_help(argv[i])) { help(); free(k); return 0; }
-        int j = i; /* parse_arg leaves j on the next unparsed argument */
-        int kr = hs_knobs_parse_arg(k, argc, argv, &j, err, sizeof err);
-        if (kr < 0) hs_cli_die(CMD, "%s", err);
-        if (kr > 0) { i = j - 1; continue; }
+        if (hs_cli_knob_flag(CMD, k, argc, argv, &i)) continue;
         if (hs_input_parse_arg(&ia, CMD, argc, argv, &i)) continue;
         if (!strcmp(argv[i], "--head")) { parse_head(&o.head, hs_cli_str_flag(CMD, argc, argv, &i)); have_head = 1; }
         else if (!strcmp(argv[i], "--out")) out_path = hs_cli_str_flag(CMD, argc, argv, &i);

@@ -322,10 +322,7 @@ static int cmd_niah(int argc, char **argv) {
     char err[HS_ERR_LEN];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int j = i;   /* a match leaves j on the argument after the knob (and its value) */
-        int kr = hs_knobs_parse_arg(&knobs, argc, argv, &j, err, sizeof err);
-        if (kr < 0) hs_cli_die(CMD, "%s", err);
-        if (kr > 0) { i = j - 1; continue; }
+        if (hs_cli_knob_flag(CMD, &knobs, argc, argv, &i)) continue;
         if (hs_cli_is_help(a)) { help(); return 0; }
         else if (!strcmp(a, "--task") || !strcmp(a, "--tasks")) task_s = hs_cli_str_flag(CMD, argc, argv, &i);
         else if (!strcmp(a, "--lengths")) lengths_s = hs_cli_str_flag(CMD, argc, argv, &i);

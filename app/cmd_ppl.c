@@ -82,10 +82,7 @@ static int cmd_ppl(int argc, char **argv) {
     char err[HS_ERR_LEN];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int j = i;   /* a match leaves j on the argument after the knob (and its value) */
-        int kr = hs_knobs_parse_arg(&knobs, argc, argv, &j, err, sizeof err);
-        if (kr < 0) hs_cli_die(CMD, "%s", err);
-        if (kr > 0) { i = j - 1; continue; }
+        if (hs_cli_knob_flag(CMD, &knobs, argc, argv, &i)) continue;
         if (hs_cli_is_help(a)) { help(); return 0; }
         else if (!strcmp(a, "--length")) length = (int)hs_cli_int_flag(CMD, argc, argv, &i, 2, 1 << 24);
         else if (!strcmp(a, "--n-buckets")) n_buckets = (int)hs_cli_int_flag(CMD, argc, argv, &i, 1, 100000);

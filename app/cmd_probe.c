@@ -102,10 +102,7 @@ static int cmd_probe(int argc, char **argv) {
     char err[HS_ERR_LEN];
     for (int i = 1; i < argc; i++) {
         if (hs_cli_is_help(argv[i])) { help(); free(k); return 0; }
-        int j = i; /* parse_arg leaves j on the next unparsed argument */
-        int kr = hs_knobs_parse_arg(k, argc, argv, &j, err, sizeof err);
-        if (kr < 0) hs_cli_die(CMD, "%s", err);
-        if (kr > 0) { i = j - 1; continue; }
+        if (hs_cli_knob_flag(CMD, k, argc, argv, &i)) continue;
         if (hs_input_parse_arg(&ia, CMD, argc, argv, &i)) continue;
         if (!strcmp(argv[i], "--topk")) topk = hs_cli_int_flag(CMD, argc, argv, &i, 1, INT_MAX);
         else if (!strcmp(argv[i], "--gen")) gen_n = hs_cli_int_flag(CMD, argc, argv, &i, 0, 1 << 20);
