@@ -139,12 +139,7 @@ void gdn_forward_recurrent(float *out, const float *q, const float *k, const flo
                         float *row = St + (size_t)i * dv;
                         for (int j = 0; j < dv; j++) row[j] = al * row[j] + kt[i] * ks_v[j];
                     }
-                    for (int j = 0; j < dv; j++) o[j] = 0.0f;
-                    for (int i = 0; i < dk; i++) {
-                        float qi = qt[i] * scale;
-                        const float *row = St + (size_t)i * dv;
-                        for (int j = 0; j < dv; j++) o[j] += qi * row[j];
-                    }
+                    la_state_readout(o, qt, St, scale, dk, dv);
                 } else {
                     int lo = la_visible_lo(t, swla, W, S);
                     for (int i = 0; i < dk; i++) x[i] = qt[i] * scale;

@@ -421,3 +421,12 @@ void la_forward_chunked(float *out, const float *v, int T, int C, int swla, int 
     }
     free(g.start);
 }
+
+void la_state_readout(float *o, const float *q, const float *S, float scale, int dk, int dv) {
+    for (int j = 0; j < dv; j++) o[j] = 0.0f;
+    for (int i = 0; i < dk; i++) {
+        const float qi = q[i] * scale;
+        const float *row = S + (size_t)i * dv;
+        for (int j = 0; j < dv; j++) o[j] += qi * row[j];
+    }
+}

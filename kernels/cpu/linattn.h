@@ -39,6 +39,8 @@ void la_forward_chunked(float *out, const float *v, int T, int C, int swla, int 
 /* First position query t may see under the SWLA knob (model-spec section 6). W, S as given
  * to the kernels after la_sanitize_swla. */
 int la_visible_lo(int t, int swla, int W, int S);
+/* o[dv] = (q[dk] * scale) S[dk, dv]: the recurrent kernels' state readout. */
+void la_state_readout(float *o, const float *q, const float *S, float scale, int dk, int dv);
 /* Normalises the SWLA arguments: W <= 0 turns SWLA off; overlap S outside 1..W becomes
  * max(1, W/4) (the spec's default) or W. */
 void la_sanitize_swla(int *swla, int *W, int *S);
