@@ -1,7 +1,9 @@
 #!/bin/bash
 # One call on the GPU machine (run from the repo root): self-test, train the family for
 # TRAIN_SECONDS of wall time, pack checkpoints and logs into $OUT (tar files < 16 MB each).
-#   bash sample-models/recipe/device_train.sh [TRAIN_SECONDS]
+#   bash sample-models/recipe/device_train.sh [TRAIN_SECONDS] [train.py args...]
+# A second call on the same (still warm) machine can continue every model from its checkpoint
+# in /tmp/family: pass `--resume-dir /tmp/family` (a warm restart; see train.py --resume-dir).
 set -u
 R=$(cd "$(dirname "$0")" && pwd)
 secs=${1:-480}
@@ -19,7 +21,8 @@ shift || true
 bash "$R/train_family.sh" assets $W "$secs" "$@"
 echo "family wall: $(( $(date +%s) - t0 )) s"
 kill $dmon 2>/dev/null
-grep -h "family timing\|done:\|Error\|error\|stopping" $W/*.stdout | head -60
+grep -h "captured\|capture failed\|family timing\|done:\|Error\|error\|stopping" $W/*.stdout | head -60
+grep -h "quick SK1" $W/*.stdout | tail -40
 cd $W
 tar czf $OUT/logs.tar.gz *.log *.stdout *.eval.json families.json dmon.log 2>/dev/null
 i=0; grp=""

@@ -33,11 +33,11 @@ def lr_at(step, steps, peak, warmup, floor):
 
 
 @torch.no_grad()
-def niah_eval(model, assets, L0, dev, per_task=30, max_new=None):
-    """Greedy decoding on L0-token prompts at 10 depths x 3 seeds per task (fast path)."""
+def niah_eval(model, assets, L0, dev, per_task=30, tasks=(data.SK1, data.SK2, data.SK3)):
+    """Greedy decoding on L0-token prompts at 10 depths x per_task/10 seeds per task (fast path)."""
     model.eval()
     out = {}
-    for task in (data.SK1, data.SK2, data.SK3):
+    for task in tasks:
         samples = [data.needle_sample(assets, task, L0, d, 1000 + r)
                    for d in [i * 100.0 / 9 for i in range(10)] for r in range(per_task // 10)]
         vlen = max(len(s["value"]) for s in samples)
@@ -81,6 +81,14 @@ def main():
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--ckpt-every", type=int, default=500)
     ap.add_argument("--eval-per-task", type=int, default=30)
+    ap.add_argument("--eval-every", type=int, default=0,
+                    help="steps between quick SK1 checks (10 prompts at L0) in the log; 0: none")
+    ap.add_argument("--cuda-graph", type=int, default=1,
+                    help="capture the whole training step (forward, backward, clip, AdamW) as "
+                         "one CUDA graph: these models are launch-bound; 0: eager")
+    ap.add_argument("--resume-dir", default="",
+                    help="continue from DIR/NAME.ckpt.pt (model, optimizer, step) for --steps "
+                         "more steps with a fresh warmup + cosine schedule (a warm restart)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--deadline", type=float, default=0,
                     help="epoch seconds: the whole family must finish training by then; the "
@@ -103,12 +111,28 @@ def main():
     n_params = sum(p.numel() for p in model.parameters())
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "conv1d" not in n]
     no_decay = [p for n, p in model.named_parameters() if not (p.dim() >= 2 and "conv1d" not in n)]
+    use_graph = bool(a.cuda_graph) and dev.type == "cuda"
+    # a captured optimizer step reads lr from device memory: a tensor lr, capturable state
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": a.weight_decay},
                              {"params": no_decay, "weight_decay": 0.0}],
-                            lr=a.lr, betas=(0.9, 0.95), eps=1e-8,
-                            fused=dev.type == "cuda")
+                            lr=torch.tensor(a.lr, device=dev) if use_graph else a.lr,
+                            betas=(0.9, 0.95), eps=1e-8,
+                            fused=dev.type == "cuda", capturable=use_graph)
+    phases = []          # earlier training phases when resuming
+    step0 = 0
+    if a.resume_dir:
+        ck = torch.load(os.path.join(a.resume_dir, a.name + ".ckpt.pt"), map_location=dev,
+                        weights_only=False)
+        model.load_state_dict(ck["model"])
+        if "optimizer" in ck:
+            opt.load_state_dict(ck["optimizer"])
+        step0 = ck["step"]
+        phases = ck["training"].get("phases", []) + [
+            {k: ck["training"][k] for k in ("steps", "lr", "warmup", "schedule", "wall_seconds")}]
     assets = data.Assets(a.assets)
-    mixture = data.Mixture(assets, cfg["train_context"], a.data_seed, p_needle=a.p_needle,
+    # a resumed phase draws fresh rows from the same mixture (seed offset by the steps done)
+    mixture = data.Mixture(assets, cfg["train_context"], a.data_seed + 7919 * step0,
+                           p_needle=a.p_needle,
                            answer_weight=a.answer_weight)
     os.makedirs(a.out, exist_ok=True)
     log = open(os.path.join(a.out, a.name + ".log"), "a")
@@ -134,8 +158,10 @@ def main():
     def training_block(steps_done, wall):
         return {
             "recipe": "sample-models/recipe/train.py",
-            "layout": a.layout, "seed": a.seed, "data_seed": a.data_seed,
+            "layout": a.layout, "seed": a.seed, "data_seed": a.data_seed + 7919 * step0,
             "steps": steps_done, "steps_planned": a.steps, "batch_rows": a.batch,
+            "total_steps": step0 + steps_done, "earlier_phases": phases,
+            "cuda_graph": use_graph,
             "tokens_per_step": a.batch * mixture.row, "optimizer": "AdamW(0.9, 0.95, eps 1e-8)",
             "lr": a.lr, "warmup": a.warmup, "schedule": f"cosine to {a.lr_floor} x lr",
             "weight_decay": a.weight_decay, "grad_clip": 1.0,
@@ -148,8 +174,10 @@ def main():
 
     def save_ckpt(steps_done):
         tmp = os.path.join(a.out, a.name + ".ckpt.pt.tmp")
-        torch.save({"config": cfg, "model": model.state_dict(), "step": steps_done,
-                    "training": training_block(steps_done, time.time() - t_start)}, tmp)
+        tb = training_block(steps_done, time.time() - t_start)
+        tb["phases"] = phases
+        torch.save({"config": cfg, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                    "step": step0 + steps_done, "training": tb}, tmp)
         os.replace(tmp, os.path.join(a.out, a.name + ".ckpt.pt"))
 
     def agree_on_steps():
@@ -178,45 +206,98 @@ def main():
         return max(n, a.probe_steps)
 
     model.train()
-    nxt = batch()
-    acc_loss, acc_n = torch.zeros((), device=dev), 0
-    step = 0
-    t_probe = None
-    while step < a.steps:
-        if a.deadline and step == 10:
-            torch.cuda.synchronize() if dev.type == "cuda" else None
-            t_probe = time.time()
-        if a.deadline and step == a.probe_steps:
-            torch.cuda.synchronize() if dev.type == "cuda" else None
-            step_time = (time.time() - t_probe) / (a.probe_steps - 10)
-            a.steps = agree_on_steps()
-            if step >= a.steps:
-                break
+
+    def set_lr(value):
         for g in opt.param_groups:
-            g["lr"] = lr_at(step, a.steps, a.lr, a.warmup, a.lr_floor)
-        toks, w = nxt
-        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda"):
+            if torch.is_tensor(g["lr"]):
+                g["lr"].fill_(value)
+            else:
+                g["lr"] = value
+
+    def train_step(toks, w):
+        # autocast's weight cache must be off under graph capture
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda",
+                            cache_enabled=False):
             logits = model(toks[:, :-1], fast=True)
         ce = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]),
                              toks[:, 1:].reshape(-1), reduction="none")
         wt = w[:, 1:].reshape(-1)
         loss = (ce * wt).sum() / wt.sum()
-        opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        nxt = batch()                       # built on the CPU while the GPU works
-        acc_loss += loss.detach()
-        acc_n += 1
+        return loss.detach()
+
+    graph = None
+    static_toks = static_w = static_loss = None
+    step = 0
+    acc_loss, acc_n = torch.zeros((), device=dev), 0
+
+    def after_step():
+        nonlocal acc_loss, acc_n
         if (step + 1) % a.log_every == 0 or step == 0:
             l = (acc_loss / acc_n).item()
             if not math.isfinite(l):
                 say(f"step {step + 1}: loss is {l}; stopping")
                 raise SystemExit(1)
-            say(f"step {step + 1} loss {l:.4f} lr {opt.param_groups[0]['lr']:.2e}")
+            say(f"step {step + 1} loss {l:.4f} lr {float(opt.param_groups[0]['lr']):.2e}")
             acc_loss, acc_n = torch.zeros((), device=dev), 0
+        if a.eval_every and (step + 1) % a.eval_every == 0:
+            ev = niah_eval(model, assets, cfg["train_context"], dev, 10, (data.SK1,))
+            say(f"step {step + 1} quick SK1 at L0 (10 prompts): {ev['sk1']:.2f}")
         if (step + 1) % a.ckpt_every == 0:
             save_ckpt(step + 1)
+
+    if use_graph:
+        # warm-up steps on a side stream (real steps: they count), then capture one step
+        try:
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    set_lr(lr_at(step, a.steps, a.lr, a.warmup, a.lr_floor))
+                    opt.zero_grad(set_to_none=True)
+                    acc_loss += train_step(*batch())
+                    acc_n += 1
+                    after_step()
+                    step += 1
+            torch.cuda.current_stream().wait_stream(side)
+            static_toks, static_w = batch()
+            graph = torch.cuda.CUDAGraph()
+            opt.zero_grad(set_to_none=True)
+            with torch.cuda.graph(graph):
+                static_loss = train_step(static_toks, static_w)
+            say("training step captured as a CUDA graph")
+        except Exception as e:      # eager is slower but equal: keep going
+            torch.cuda.synchronize()
+            graph = None
+            use_graph = False
+            say(f"CUDA graph capture failed ({type(e).__name__}: {e}); training eagerly")
+    nxt = batch()
+    t_probe = None
+    while step < a.steps:
+        if a.deadline and step == 10 + (3 if graph is not None else 0):
+            torch.cuda.synchronize() if dev.type == "cuda" else None
+            t_probe = time.time()
+        if a.deadline and step == a.probe_steps:
+            torch.cuda.synchronize() if dev.type == "cuda" else None
+            step_time = (time.time() - t_probe) / (a.probe_steps - 10 - (3 if graph is not None else 0))
+            a.steps = agree_on_steps()
+            if step >= a.steps:
+                break
+        set_lr(lr_at(step, a.steps, a.lr, a.warmup, a.lr_floor))
+        if graph is not None:
+            static_toks.copy_(nxt[0], non_blocking=True)
+            static_w.copy_(nxt[1], non_blocking=True)
+            graph.replay()
+            loss = static_loss
+        else:
+            opt.zero_grad(set_to_none=True)
+            loss = train_step(*nxt)
+        nxt = batch()                       # built on the CPU while the GPU works
+        acc_loss += loss
+        acc_n += 1
+        after_step()
         step += 1
         if a.time_limit and time.time() - t_start > a.time_limit:
             say(f"time limit reached after {step} steps")
