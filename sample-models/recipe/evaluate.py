@@ -11,6 +11,7 @@ plus perplexity by position at 16L0 (direct and EME) on held-out prose. One `hyb
 process per (model, setting), --jobs at a time, each single-threaded. Prints Markdown.
 """
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -52,14 +53,37 @@ def settings(name):
     return out
 
 
+CACHE = None      # --cache DIR: finished runs are kept there, keyed by weights + arguments
+
+
+def cache_key(args):
+    h = hashlib.sha256(" ".join(args).encode())
+    for x in args:      # the model directory's weights: a retrained model is a new key
+        st = os.path.join(x, "model.safetensors")
+        if os.path.isfile(st):
+            s = os.stat(st)
+            h.update(f"{st}:{s.st_size}:{s.st_mtime_ns}".encode())
+    return h.hexdigest()[:24]
+
+
 def run(args):
+    path = os.path.join(CACHE, cache_key(args) + ".json") if CACHE else None
+    if path and os.path.exists(path):
+        with open(path) as f:
+            c = json.load(f)
+        return c["doc"], c["seconds"]
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     t0 = time.time()
     p = subprocess.run([BIN] + args + ["--device", "cpu", "--json"], capture_output=True,
                        text=True, env=env)
     if p.returncode:
         return {"error": p.stderr.strip().splitlines()[-1:] or ["?"]}, time.time() - t0
-    return json.loads(p.stdout), time.time() - t0
+    doc, secs = json.loads(p.stdout), time.time() - t0
+    if path:
+        with open(path + ".tmp", "w") as f:
+            json.dump({"args": args, "doc": doc, "seconds": secs}, f)
+        os.replace(path + ".tmp", path)
+    return doc, secs
 
 
 def acc(doc, task, length):
@@ -100,7 +124,9 @@ def cmd_table(a):
             jobs.append(((n, label, "ppl"), ["ppl", os.path.join(SM, n), "--length", a.ppl_length,
                                               "--docs", str(a.ppl_docs), "--file", held,
                                               "--n-buckets", "8"] + kn))
-    jobs.sort(key=lambda j: j[0][2] != "ppl")       # the long ppl runs first
+    # the long ppl runs first, then direct and EME (the table's two ends), then the rest
+    order = {"direct": 0, "swla+log": 1, "ropewin+log": 1, "log": 2}
+    jobs.sort(key=lambda j: (j[0][2] != "ppl", order.get(j[0][1], 3)))
     t0 = time.time()
     with ThreadPoolExecutor(a.jobs) as ex:
         res = list(ex.map(lambda j: (j[0],) + run(j[1]), jobs))
@@ -140,9 +166,15 @@ def main():
     ap.add_argument("--ppl-length", default="16k")
     ap.add_argument("--ppl-docs", type=int, default=4)
     ap.add_argument("--no-niah", action="store_true", help="table: perplexity only")
+    ap.add_argument("--cache", default="", help="keep each finished run in DIR and reuse it "
+                    "(an interrupted table resumes where it stopped)")
     ap.add_argument("--heldout", default="/tmp/heldout.txt",
                     help="held-out prose (written by data.py: python3 data.py heldout FILE)")
     a = ap.parse_args()
+    global CACHE
+    if a.cache:
+        os.makedirs(a.cache, exist_ok=True)
+        CACHE = a.cache
     if not os.path.exists(BIN):
         sys.exit(f"{BIN}: not built; run make first")
     if a.what == "bar":
