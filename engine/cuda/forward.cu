@@ -201,7 +201,10 @@ static int softmax_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs 
     int window = mixer_window(kn, mc);
     *window_out = window;
     const float *rs = mc->type == HS_NOPE && kn->log_L0 > 0 ? ws->row_scale : NULL;
-    LAUNCH(cu_attention(ws->o, ws->q, ws->k, ws->v, rs, T, H, Hkv, dk, dv, window, cm->st));
+    /* ws->tmp (T x width fp32, unused by softmax mixers) holds the FA2 kernel's bf16 K/V copies:
+     * Hkv*(dk+dv) bf16 per token is at most 2*width*2 bytes */
+    LAUNCH(cu_attention(ws->o, ws->q, ws->k, ws->v, rs, T, H, Hkv, dk, dv, window, ws->tmp,
+                        (size_t)T * cm->width * sizeof(float), cm->st));
     return 0;
 }
 

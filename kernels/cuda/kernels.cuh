@@ -53,14 +53,23 @@ cudaError_t cu_nll_rows(float *nll, const float *logits, const int32_t *targets,
 /* Flash-style causal softmax attention: online softmax over key tiles, tiles wholly outside
  * the window skipped. z_{t,s} = row_scale[t] (q_t . k_s) / sqrt(dk) (row_scale NULL => 1),
  * visible s <= t and (window > 0) s > t - window; GQA: head j reads kv head j / (H/Hkv).
- * dk, dv <= CU_MAX_HEAD_DIM. */
+ * dk, dv <= CU_MAX_HEAD_DIM. scratch (16-byte aligned, scratch_bytes long; may be NULL) is
+ * device memory the FA2 kernel needs, cu_attention_fa2_scratch_bytes(T, Hkv, dk, dv) bytes;
+ * without enough of it cu_attention runs the fp32 kernel. Which kernel runs:
+ * cu_attention_choice(). */
 cudaError_t cu_attention(float *out, const float *q, const float *k, const float *v,
                          const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
-                         cudaStream_t st);
+                         void *scratch, size_t scratch_bytes, cudaStream_t st);
+/* The implementations cu_attention picks from: CU_ATT_SIMT (fp32 CUDA cores, any dims up to
+ * 256), CU_ATT_TC (WMMA), CU_ATT_FA2 (mma.sync FlashAttention-2 style, dk == dv in {64, 128});
+ * HS_CUDA_ATTENTION=simt|tc|fa2 overrides the default (CU_ATT_DEFAULT, attention.cu). A choice
+ * whose kernel does not take the dims falls back to CU_ATT_SIMT. */
+enum { CU_ATT_SIMT = 0, CU_ATT_TC = 1, CU_ATT_FA2 = 2 };
+int cu_attention_choice(void);
 /* Dynamic shared memory the attention kernels need (call once, before the first launch). */
 cudaError_t cu_attention_setup(void);
-/* The two implementations cu_attention picks from: bf16 tensor cores (WMMA, fp32
- * accumulation; dk, dv multiples of 16 up to 128) and fp32 CUDA cores (any dims up to 256). */
+/* The WMMA kernel (bf16, fp32 accumulation; dk, dv multiples of 16 up to 128) and the fp32
+ * CUDA-core one (any dims up to 256). */
 int cu_attention_tc_fits(int dk, int dv);
 cudaError_t cu_attention_tc_setup(void);
 cudaError_t cu_attention_tc(float *out, const float *q, const float *k, const float *v,
@@ -69,6 +78,14 @@ cudaError_t cu_attention_tc(float *out, const float *q, const float *k, const fl
 cudaError_t cu_attention_simt(float *out, const float *q, const float *k, const float *v,
                               const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
                               cudaStream_t st);
+/* The FA2 kernel (attention_fa2.cu): bf16 K/V copies in scratch (>= cu_attention_fa2_scratch_bytes),
+ * then the tensor-core kernel; q, k, v, scratch 16-byte aligned. */
+int cu_attention_fa2_fits(int dk, int dv);
+size_t cu_attention_fa2_scratch_bytes(int T, int Hkv, int dk, int dv);
+cudaError_t cu_attention_fa2_setup(void);
+cudaError_t cu_attention_fa2(float *out, const float *q, const float *k, const float *v,
+                             const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
+                             void *scratch, size_t scratch_bytes, cudaStream_t st);
 
 /* Gated linear attention, full recurrence S_t = diag(exp(gk_t)) S_{t-1} + k_t^T v_t,
  * o_t = (q_t/sqrt(dk)) S_t; the state column of each value channel lives in registers of a

@@ -1,0 +1,382 @@
+/* The FA2 attention kernel body (kernels/cuda/attention_fa2_body.cuh) run on the CPU: every
+ * thread of a block is a coroutine (ucontext) and the warp primitives it calls (ldmatrix,
+ * mma.sync m16n8k16, shuffles, cp.async groups, barriers) are emulated from their PTX
+ * definitions, so the kernel's fragment layouts, tile index math, masks, window skipping,
+ * GQA mapping and pipeline order are tested where no GPU exists. cp.async copies land only at
+ * the matching wait (reading a stage too early reads stale data), shared memory starts as bf16
+ * NaNs (reading what nobody wrote poisons the result), and every shared/global address a
+ * primitive touches is bounds- and alignment-checked.
+ * Reference: the contract in double precision from the fp32 inputs (model-spec section 4).
+ * Tolerance (bf16 q, k, v and probabilities, fp32 accumulation): largest |error| <= 2e-2 and
+ * RMS error <= 5e-3 of the reference output's RMS.
+ * usage: fa2_emu [quick]   (exit 0 all pass, 1 a failure) */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include <vector>
+
+struct float2 { float x, y; };
+struct float4 { float x, y, z, w; };
+
+namespace emu {
+
+struct Copy { void *dst; const void *src; int n; };
+
+struct Thread {
+    ucontext_t ctx;
+    int tid;
+    bool done;
+    std::vector<Copy> open;                    /* issued, not committed */
+    std::vector<std::vector<Copy>> committed;  /* oldest first */
+};
+
+struct Bar { int count, arrived, gen; };
+
+struct Range { const char *lo, *hi; };
+
+static ucontext_t sched_ctx;
+static Thread *cur;
+static long progress;
+static Bar block_bar;
+static Bar warp_bar[4];
+static uint32_t xu[4][32][6];                  /* per warp, per lane exchange slots */
+static float xf[4][32];
+static const uint16_t *xp[4][32];
+static unsigned char *smem_lo, *smem_hi;
+static std::vector<Range> globals;             /* readable global buffers (cp.async sources) */
+static int bid_x, bid_y;
+/* cp.async copies land at issue (a stage overwritten while another warp still reads it shows)
+ * or at the wait that covers them (a stage read before its wait shows): both are run */
+static bool eager_copies;
+
+static void fail(const char *what) {
+    fprintf(stderr, "fa2_emu: thread %d of block (%d,%d): %s\n", cur ? cur->tid : -1, bid_x, bid_y, what);
+    exit(1);
+}
+
+static void yield(void) { swapcontext(&cur->ctx, &sched_ctx); }
+
+static void bar_wait(Bar &b) {
+    const int g = b.gen;
+    progress++;
+    if (++b.arrived == b.count) {
+        b.arrived = 0;
+        b.gen++;
+    } else {
+        while (b.gen == g) yield();
+    }
+}
+
+static int lane(void) { return cur->tid & 31; }
+static int warp(void) { return cur->tid >> 5; }
+
+static void check_smem(const void *p, size_t n, size_t align) {
+    const unsigned char *c = (const unsigned char *)p;
+    if (c < smem_lo || c + n > smem_hi) fail("shared memory access out of bounds");
+    if ((size_t)(c - smem_lo) % align) fail("misaligned shared memory access");
+}
+
+static void do_copies(std::vector<Copy> &v) {
+    for (const Copy &c : v) {
+        memcpy(c.dst, c.src, (size_t)c.n);
+        memset((char *)c.dst + c.n, 0, (size_t)(16 - c.n));
+    }
+}
+
+} // namespace emu
+
+#define FA2_FN static inline
+
+FA2_FN int fa2_tid(void) { return emu::cur->tid; }
+FA2_FN int fa2_bid_x(void) { return emu::bid_x; }
+FA2_FN int fa2_bid_y(void) { return emu::bid_y; }
+FA2_FN void fa2_sync(void) { emu::bar_wait(emu::block_bar); }
+FA2_FN float fa2_exp2(float x) { return exp2f(x); }
+
+FA2_FN float fa2_shfl_xor(float v, int mask) {
+    const int w = emu::warp(), l = emu::lane();
+    emu::xf[w][l] = v;
+    emu::bar_wait(emu::warp_bar[w]);
+    const float r = emu::xf[w][l ^ mask];
+    emu::bar_wait(emu::warp_bar[w]);
+    return r;
+}
+
+static uint16_t bf16_bits(float f) {   /* round to nearest even, as __floats2bfloat162_rn */
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static float bf16_float(uint16_t b) {
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+FA2_FN uint32_t fa2_pack_bf16x2(float lo, float hi) { return (uint32_t)bf16_bits(lo) | ((uint32_t)bf16_bits(hi) << 16); }
+
+/* ldmatrix .x4: lanes 8i..8i+7 give the row addresses of matrix i; lane l receives in r[i]
+ * elements (row l/4, cols 2(l%4), 2(l%4)+1) of matrix i, or with .trans (rows 2(l%4), 2(l%4)+1, col l/4). */
+static void ldsm(uint32_t (&r)[4], const uint16_t *p, bool trans) {
+    const int w = emu::warp(), l = emu::lane();
+    emu::check_smem(p, 16, 16);
+    emu::xp[w][l] = p;
+    emu::bar_wait(emu::warp_bar[w]);
+    for (int i = 0; i < 4; i++) {
+        uint16_t lo, hi;
+        if (!trans) {
+            const uint16_t *row = emu::xp[w][8 * i + l / 4];
+            lo = row[2 * (l % 4)];
+            hi = row[2 * (l % 4) + 1];
+        } else {
+            lo = emu::xp[w][8 * i + 2 * (l % 4)][l / 4];
+            hi = emu::xp[w][8 * i + 2 * (l % 4) + 1][l / 4];
+        }
+        r[i] = (uint32_t)lo | ((uint32_t)hi << 16);
+    }
+    emu::bar_wait(emu::warp_bar[w]);
+}
+FA2_FN void fa2_ldsm_x4(uint32_t (&r)[4], const uint16_t *p) { ldsm(r, p, false); }
+FA2_FN void fa2_ldsm_x4_t(uint32_t (&r)[4], const uint16_t *p) { ldsm(r, p, true); }
+
+/* mma.m16n8k16 row.col, PTX fragment layouts (g = lane/4, t = lane%4):
+ * A 16x16: a[0] (g, 2t..2t+1), a[1] (g+8, 2t..), a[2] (g, 2t+8..), a[3] (g+8, 2t+8..);
+ * B 16x8: b0 (k = 2t..2t+1, n = g), b1 (k = 2t+8.., n = g); C: c[e] (g + 8(e/2), 2t + e%2). */
+FA2_FN void fa2_mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    const int w = emu::warp(), l = emu::lane();
+    for (int i = 0; i < 4; i++) emu::xu[w][l][i] = a[i];
+    emu::xu[w][l][4] = b0;
+    emu::xu[w][l][5] = b1;
+    emu::bar_wait(emu::warp_bar[w]);
+    for (int e = 0; e < 4; e++) {
+        const int row = l / 4 + 8 * (e / 2), col = 2 * (l % 4) + e % 2;
+        double acc = 0.0;
+        for (int k = 0; k < 16; k++) {
+            const int al = (row % 8) * 4 + (k % 8) / 2, ar = (row >= 8) + 2 * (k >= 8);
+            const int bl = col * 4 + (k % 8) / 2, br = 4 + (k >= 8);
+            const float av = bf16_float((uint16_t)(emu::xu[w][al][ar] >> (16 * (k & 1))));
+            const float bv = bf16_float((uint16_t)(emu::xu[w][bl][br] >> (16 * (k & 1))));
+            acc += (double)av * bv;
+        }
+        c[e] = (float)((double)c[e] + acc);
+    }
+    emu::bar_wait(emu::warp_bar[w]);
+}
+
+FA2_FN void fa2_cp_async16(void *dst, const void *src, int n) {
+    emu::check_smem(dst, 16, 16);
+    if (n < 0 || n > 16) emu::fail("cp.async source size out of range");
+    if (n > 0) {
+        bool ok = false;
+        for (const emu::Range &r : emu::globals) ok = ok || ((const char *)src >= r.lo && (const char *)src + n <= r.hi);
+        if (!ok) emu::fail("cp.async reads outside the global buffers");
+        if ((uintptr_t)src % 16) emu::fail("cp.async source not 16-byte aligned");
+    }
+    if (emu::eager_copies) {
+        std::vector<emu::Copy> one(1, emu::Copy{dst, src, n});
+        emu::do_copies(one);
+    } else {
+        emu::cur->open.push_back({dst, src, n});
+    }
+}
+FA2_FN void fa2_cp_commit(void) {
+    emu::cur->committed.push_back(emu::cur->open);
+    emu::cur->open.clear();
+}
+static void cp_wait(size_t keep) {
+    std::vector<std::vector<emu::Copy>> &q = emu::cur->committed;
+    while (q.size() > keep) {
+        emu::do_copies(q.front());
+        q.erase(q.begin());
+    }
+}
+FA2_FN void fa2_cp_wait1(void) { cp_wait(1); }
+FA2_FN void fa2_cp_wait0(void) { cp_wait(0); }
+
+#include "kernels/cuda/attention_fa2_body.cuh"
+
+namespace emu {
+
+struct Launch {
+    int D;
+    float *out;
+    const float *q, *rs;
+    const uint16_t *kb, *vb;
+    int T, H, Hkv, window;
+    float qscale;
+};
+static Launch L;
+
+static void entry(void) {
+    if (L.D == 64)
+        fa2_attention_body<64>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.H, L.Hkv, L.window, L.qscale, smem_lo);
+    else
+        fa2_attention_body<128>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.H, L.Hkv, L.window, L.qscale, smem_lo);
+    cur->done = true;
+    progress++;
+}
+
+static void run_block(int bx, int by, size_t smem_bytes) {
+    static std::vector<Thread> th(FA2_THREADS);
+    static std::vector<std::vector<char>> stacks(FA2_THREADS, std::vector<char>(256 * 1024));
+    static std::vector<unsigned char> smem;
+    smem.assign(smem_bytes + 16, 0xff);        /* bf16 0xffff is a NaN */
+    smem_lo = smem.data();
+    smem_hi = smem_lo + smem_bytes;
+    bid_x = bx;
+    bid_y = by;
+    block_bar = {FA2_THREADS, 0, 0};
+    for (int w = 0; w < 4; w++) warp_bar[w] = {32, 0, 0};
+    for (int i = 0; i < FA2_THREADS; i++) {
+        Thread &t = th[i];
+        t.tid = i;
+        t.done = false;
+        t.open.clear();
+        t.committed.clear();
+        getcontext(&t.ctx);
+        t.ctx.uc_stack.ss_sp = stacks[i].data();
+        t.ctx.uc_stack.ss_size = stacks[i].size();
+        t.ctx.uc_link = &sched_ctx;
+        makecontext(&t.ctx, entry, 0);
+    }
+    /* Rounds; in each a random subset of the warps runs (each thread up to its next barrier),
+     * so warps drift apart as far as the block barriers allow and a missing barrier shows. */
+    static unsigned sched_rng = 777u;
+    for (int idle = 0;;) {
+        bool any = false;
+        const long before = progress;
+        sched_rng = sched_rng * 1664525u + 1013904223u;
+        const unsigned run_mask = idle ? 0xfu : (sched_rng >> 20) & 0xfu;
+        for (int i = 0; i < FA2_THREADS; i++) {
+            if (th[i].done) continue;
+            any = true;
+            if (!(run_mask >> (i / 32) & 1u)) continue;
+            cur = &th[i];
+            swapcontext(&sched_ctx, &th[i].ctx);
+        }
+        cur = NULL;
+        if (!any) break;
+        if (progress != before) idle = 0;
+        else if (idle++) { fprintf(stderr, "fa2_emu: deadlock in block (%d,%d)\n", bx, by); exit(1); }
+    }
+    if (block_bar.arrived || warp_bar[0].arrived) { fprintf(stderr, "fa2_emu: barrier left half-entered\n"); exit(1); }
+}
+
+} // namespace emu
+
+static unsigned rng = 12345u;
+static float urand(void) {
+    rng = rng * 1664525u + 1013904223u;
+    return ((rng >> 8) & 0xffffff) / 16777216.0f - 0.5f;
+}
+
+struct err_stats { double max, rms; }; /* largest and RMS |error|, relative to the reference's RMS */
+
+/* the contract in double: z = c_t q.k / sqrt(D) over visible keys, softmax, times v */
+static err_stats compare(const float *out, const float *q, const float *k, const float *v, const float *rs, int T,
+                         int H, int Hkv, int D, int window) {
+    double ss = 0, se = 0, mx = 0;
+    std::vector<double> z(T), o(D);
+    for (int h = 0; h < H; h++) {
+        const int kvh = h / (H / Hkv);
+        for (int t = 0; t < T; t++) {
+            const int s0 = window > 0 && t - window + 1 > 0 ? t - window + 1 : 0;
+            double zm = -INFINITY, den = 0;
+            for (int s = s0; s <= t; s++) {
+                double d = 0;
+                for (int i = 0; i < D; i++) d += (double)q[(size_t)t * H * D + h * D + i] * k[(size_t)s * Hkv * D + kvh * D + i];
+                z[s] = d * rs[t] / sqrt((double)D);
+                if (z[s] > zm) zm = z[s];
+            }
+            for (int i = 0; i < D; i++) o[i] = 0;
+            for (int s = s0; s <= t; s++) {
+                const double p = exp(z[s] - zm);
+                den += p;
+                for (int i = 0; i < D; i++) o[i] += p * v[(size_t)s * Hkv * D + kvh * D + i];
+            }
+            for (int i = 0; i < D; i++) {
+                const double r = o[i] / den, e = fabs(out[(size_t)t * H * D + h * D + i] - r);
+                ss += r * r;
+                se += e * e;
+                if (!(e <= mx)) mx = e;        /* NaN sticks */
+            }
+        }
+    }
+    const double n = (double)T * H * D, rms = sqrt(ss / n);
+    return {mx / rms, sqrt(se / n) / rms};
+}
+
+/* one case: returns 0 pass */
+static int run_case(int T, int H, int Hkv, int D, int window, int logscale) {
+    const size_t nq = (size_t)T * H * D, nk = (size_t)T * Hkv * D;
+    const int GUARD = 64;
+    std::vector<float> q(nq + GUARD, NAN), k(nk), v(nk), rs(T), out(nq + GUARD, 12345.0f);
+    for (size_t i = 0; i < nq; i++) q[i] = 4.0f * urand();
+    for (size_t i = 0; i < nk; i++) { k[i] = 4.0f * urand(); v[i] = 2.0f * urand(); }
+    for (int t = 0; t < T; t++) rs[t] = logscale ? fmaxf(1.0f, logf((float)t + 1) / logf(16.0f)) : 1.0f;
+    /* K/V conversion, then the kernel over every block */
+    std::vector<uint16_t> kb(nk), vb(nk);
+    for (size_t i = 0; i < nk / 4; i++) {
+        if (D == 64) fa2_convert_kv_body<64>(kb.data(), vb.data(), k.data(), v.data(), T, Hkv, i);
+        else fa2_convert_kv_body<128>(kb.data(), vb.data(), k.data(), v.data(), T, Hkv, i);
+    }
+    emu::globals = {{(const char *)kb.data(), (const char *)(kb.data() + nk)},
+                    {(const char *)vb.data(), (const char *)(vb.data() + nk)}};
+    emu::L = {D, out.data(), q.data(), logscale ? rs.data() : NULL, kb.data(), vb.data(), T, H, Hkv, window,
+              (float)(1.4426950408889634 / sqrt((double)D))};
+    const size_t smem = D == 64 ? fa2_geom<64>::SMEM_BYTES : fa2_geom<128>::SMEM_BYTES;
+    const int n_qt = (T + FA2_BM - 1) / FA2_BM;
+    for (int by = 0; by < H; by++)
+        for (int bx = 0; bx < n_qt; bx++) emu::run_block(bx, by, smem);
+    /* two references: from the fp32 inputs, and from the bf16-rounded operands the kernel
+     * really multiplies (q scaled then rounded, k, v rounded), where only the probabilities'
+     * rounding and fp32 accumulation remain */
+    std::vector<float> qr(q), kr(k), vr(v);
+    const float qs = (float)(1.4426950408889634 / sqrt((double)D));
+    for (int t = 0; t < T; t++) {
+        const float sc = qs * (logscale ? rs[t] : 1.0f);
+        for (int i = 0; i < H * D; i++) {
+            float &x = qr[(size_t)t * H * D + i];
+            x = (float)((double)bf16_float(bf16_bits(x * sc)) / sc);
+        }
+    }
+    for (size_t i = 0; i < nk; i++) { kr[i] = bf16_float(bf16_bits(k[i])); vr[i] = bf16_float(bf16_bits(v[i])); }
+    err_stats fp = compare(out.data(), q.data(), k.data(), v.data(), rs.data(), T, H, Hkv, D, window);
+    err_stats bf = compare(out.data(), qr.data(), kr.data(), vr.data(), rs.data(), T, H, Hkv, D, window);
+    int guard_ok = 1;
+    for (int i = 0; i < GUARD; i++) guard_ok &= out[nq + i] == 12345.0f;
+    const int ok = guard_ok && bf.max <= 1.2e-2 && bf.rms <= 2.5e-3 && fp.max <= 6e-2 && fp.rms <= 8e-3;
+    printf("%s T=%d H=%d Hkv=%d D=%d window=%d logscale=%d | vs bf16 operands: max %.2e rms %.2e | vs fp32 inputs: "
+           "max %.2e rms %.2e (of the output RMS)%s\n",
+           ok ? "ok  " : "FAIL", T, H, Hkv, D, window, logscale, bf.max, bf.rms, fp.max, fp.rms,
+           guard_ok ? "" : " (wrote past the output)");
+    fflush(stdout);
+    return !ok;
+}
+
+int main(int argc, char **argv) {
+    const int quick = argc > 1 && !strcmp(argv[1], "quick");
+    struct { int T, H, Hkv, D, window, logscale; } cases[] = {
+        {1, 2, 1, 64, 0, 0},     {63, 4, 2, 64, 0, 1},   {64, 2, 2, 128, 64, 0}, {65, 2, 1, 64, 300, 1},
+        {129, 2, 1, 128, 0, 1},  {300, 4, 2, 64, 64, 1}, {300, 2, 1, 128, 100, 0}, {600, 2, 1, 64, 300, 0},
+        {600, 1, 1, 64, 0, 0},   {1001, 1, 1, 128, 300, 1},
+    };
+    int fails = 0, n = 0;
+    for (int eager = 0; eager < 2; eager++) {
+        emu::eager_copies = eager;
+        printf("cp.async copies land %s\n", eager ? "at issue" : "at the wait");
+        for (const auto &c : cases) {
+            if (quick && c.T > 300) continue;
+            fails += run_case(c.T, c.H, c.Hkv, c.D, c.window, c.logscale);
+            n++;
+        }
+    }
+    printf("%d cases, %d failed\n", n, fails);
+    return fails ? 1 : 0;
+}
