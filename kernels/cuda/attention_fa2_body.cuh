@@ -53,14 +53,17 @@ template <int D> struct fa2_geom {
 template <int D>
 FA2_FN void fa2_load_kv(uint16_t *sk, uint16_t *sv, const uint16_t *kh, const uint16_t *vh, int j, int T) {
     constexpr int CPR = D / 8;                       /* 16-byte chunks per row */
-    const int tid = fa2_tid();
+    constexpr int RSTEP = FA2_THREADS / CPR;         /* rows one pass of the block covers */
+    static_assert(FA2_THREADS % CPR == 0 && FA2_BN % RSTEP == 0, "tile rows split evenly over the threads");
+    const int tid = fa2_tid(), r0 = tid / CPR, c = (tid % CPR) * 8;
+    const int s0 = j * FA2_BN + r0;                  /* this thread's first key row */
+    const uint16_t *kg = kh + (size_t)s0 * D + c, *vg = vh + (size_t)s0 * D + c;
+    uint16_t *ks = sk + r0 * fa2_geom<D>::LD + c, *vs = sv + r0 * fa2_geom<D>::LD + c;
 #pragma unroll
-    for (int it = 0; it < FA2_BN * CPR / FA2_THREADS; it++) {
-        const int i = tid + it * FA2_THREADS, r = i / CPR, c = i % CPR, s = j * FA2_BN + r;
-        const size_t src = (size_t)(s < T ? s : 0) * D + (size_t)c * 8;
-        const int n = s < T ? 16 : 0;
-        fa2_cp_async16(sk + r * fa2_geom<D>::LD + c * 8, kh + src, n);
-        fa2_cp_async16(sv + r * fa2_geom<D>::LD + c * 8, vh + src, n);
+    for (int it = 0; it < FA2_BN / RSTEP; it++) {
+        const bool in = s0 + it * RSTEP < T;
+        fa2_cp_async16(ks + it * RSTEP * fa2_geom<D>::LD, in ? kg + (size_t)it * RSTEP * D : kh, in ? 16 : 0);
+        fa2_cp_async16(vs + it * RSTEP * fa2_geom<D>::LD, in ? vg + (size_t)it * RSTEP * D : vh, in ? 16 : 0);
     }
 }
 

@@ -26,6 +26,11 @@ gemm_line=$($B gemm); echo "$gemm_line"
 peak=$(printf '%s\n' "$gemm_line" | sed -n 's/.*tflops=\([0-9.]*\).*/\1/p')
 $B attn-check
 [ "${BENCH_KERNELS:-1}" != 0 ] && timeout "$STEP" $B kernels 65536 8 128
+if [ "${BENCH_KERNELS:-1}" != 0 ]; then   # attention kernels (FA2, WMMA, fp32) at 4K/16K/64K; SDPA below
+    nvcc -O3 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -o "$BUILD/hs_attn_fa2" \
+        tests/gpu/attn_fa2.cu kernels/cuda/attention.cu kernels/cuda/attention_tc.cu kernels/cuda/attention_fa2.cu &&
+        timeout "$STEP" "$BUILD/hs_attn_fa2" bench 4096,16384,65536 8 128
+fi
 for p in $PRESETS; do
     for t in $TYPES; do
         echo "== ours preset=$p efficient=$t LH 3:1 NoPE"
@@ -34,6 +39,7 @@ for p in $PRESETS; do
 done
 if [ "${BENCH_TORCH:-1}" != 0 ]; then
     timeout "$STEP" python3 tests/bench/torch_ref.py kernels 65536 8 128
+    [ "${BENCH_KERNELS:-1}" != 0 ] && timeout "$STEP" python3 tests/bench/torch_ref.py attn 4096,16384,65536 8 128
     for p in $PRESETS; do
         for t in $TYPES; do
             timeout "$STEP" python3 tests/bench/torch_ref.py model --preset "$p" --efficient "$t" --lengths "$LENGTHS"

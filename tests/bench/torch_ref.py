@@ -7,6 +7,7 @@ Prints one line per measurement in the bench driver's key=value style.
 
 usage: torch_ref.py model --preset 376m --efficient gla --lengths 4096,16384,65536
        torch_ref.py kernels T H dk
+       torch_ref.py attn T[,T...] H dk     (causal SDPA only, FLOPs 4*T*T*dk/2 per head)
 """
 import math
 import sys
@@ -152,8 +153,20 @@ class Model:
         return rms(x[-1:], self.norm, 1e-6) @ self.lm.t()
 
 
+def attn_rows(lengths, H, D):
+    """causal SDPA at each length, counted like tests/gpu/attn_fa2.cu bench (4*T*T*D/2 per head)"""
+    for T in lengths:
+        q, k, v = (torch.randn(1, H, T, D, device=dev, dtype=dt) for _ in range(3))
+        ms = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), reps=5)
+        fl = 4.0 * T * T * D / 2 * H
+        print(f"torch_kernel name=sdpa_causal T={T} H={H} dk={D} ms={ms:.3f} tflops={fl / ms / 1e9:.1f}", flush=True)
+
+
 def main():
     mode = sys.argv[1]
+    if mode == "attn":
+        attn_rows([int(t) for t in sys.argv[2].split(",")], int(sys.argv[3]), int(sys.argv[4]))
+        return
     if mode == "model":
         args = dict(zip(sys.argv[2::2], sys.argv[3::2]))
         m = Model(args["--preset"], args["--efficient"])

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (through the device tool): build (with the carried .deps debs
-# when the image lacks libcjson/openblas), GPU parity, compute-sanitizer, then make bench-gpu.
-# Logs under $OUT. Usage: bash tests/gpu/device_run.sh [parity] [sanitize] [bench]
+# when the image lacks libcjson/openblas), kernel checks, GPU parity, compute-sanitizer, then
+# make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [sanitize] [bench]
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
-steps=${*:-parity sanitize bench}
+steps=${*:-kcheck parity sanitize bench}
 exec > >(tee -a "$OUT/run.log") 2>&1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 MK=()
@@ -21,6 +21,11 @@ make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exi
 tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
 export HS_BIN=$PWD/build/hybridscope
 for s in $steps; do case $s in
+kcheck)   # the FA2 attention kernel against the fp32 one (tests/gpu/attn_fa2.cu)
+    nvcc -O3 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -o build/hs_attn_fa2 \
+        tests/gpu/attn_fa2.cu kernels/cuda/attention.cu kernels/cuda/attention_tc.cu kernels/cuda/attention_fa2.cu \
+        > "$OUT/kcheck_build.log" 2>&1 || { echo "kcheck build failed"; tail -20 "$OUT/kcheck_build.log"; }
+    [ -x build/hs_attn_fa2 ] && { timeout 120 build/hs_attn_fa2 check > "$OUT/kcheck.log" 2>&1; echo "kcheck rc=$?"; cat "$OUT/kcheck.log"; } ;;
 parity) timeout 240 bash tests/gpu/parity.sh > "$OUT/parity.log" 2>&1; echo "parity rc=$?"; cat "$OUT/parity.log" ;;
 sanitize)
     tmp=$(mktemp -d); python3 -c "import random; r=random.Random(5); print(''.join(r.choice('abcdefgh .') for _ in range(200)))" > $tmp/t
@@ -31,6 +36,10 @@ sanitize)
             timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
             echo "sanitizer tool=$tool rc=$? model=$(basename ${args%% *}) $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         done
+        if [ -x build/hs_attn_fa2 ]; then   # after kcheck: the FA2 kernel, GQA, window, log scaling, T not a tile multiple
+            timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 build/hs_attn_fa2 one 300 4 2 64 64 1 > $tmp/s.log 2>&1
+            echo "sanitizer tool=$tool rc=$? attn_fa2 $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
+        fi
     done ;;
 bench) bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
 esac; done

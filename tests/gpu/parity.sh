@@ -84,5 +84,18 @@ ppl_check() {   # name model [knob flags...]
 ppl_check "ppl gla" "$tmp/gla"
 ppl_check "ppl gdn64 swla exact W=128" "$tmp/gdn64" --swla --swla-window 128
 ppl_check "ppl swa log-scale" "$tmp/swa" --log-scale=64
+# The FA2 attention kernel (opt-in with HS_CUDA_ATTENTION=fa2; head dims 64 and 128, other
+# dims fall back to the fp32 kernel): softmax models with GQA, windows, log scaling, long T.
+mk swa64   --preset tiny --efficient swa --window 48 --kv-heads 2 --hidden 256 --heads 4 --head-dim 64 --train-context 256
+mk rope128 --preset tiny --efficient rope --hidden 256 --heads 2 --head-dim 128 --train-context 256
+export HS_CUDA_ATTENTION=fa2
+check "fa2 swa64 (GQA 4/2, W=48) T=1501" "$tmp/swa64" "$t1500"
+check "fa2 swa64 swa-window 200 + log-scale T=1501" "$tmp/swa64" "$t1500" --swa-window 200 --log-scale=64
+check "fa2 rope128 T=302" "$tmp/rope128" "$t301"
+check "fa2 rope128 rope window 100 T=1501" "$tmp/rope128" "$t1500" --rope-window=100
+check "fa2 gla128 (nope dk128) T=1501" "$tmp/gla128" "$t1500"
+check "fa2 gdn64 HH log-scale T=1501" "$tmp/gdn64" "$t1500" --log-scale=32
+ppl_check "fa2 ppl swa64 log-scale" "$tmp/swa64" --log-scale=64
+unset HS_CUDA_ATTENTION
 echo "$runs runs, $fails failed"
 [ $fails -eq 0 ]
