@@ -46,6 +46,8 @@ typedef struct {
     int logit_rows;
     int32_t *tokens;               /* [T] */
     uint8_t *mask;                 /* [total heads] */
+    void *la_work;                 /* chunked gla/gdn scratch (HS_CUDA_LINATTN=chunk), la_work_bytes */
+    size_t la_work_bytes;
 } cu_workspace;
 
 struct hs_cuda_model {

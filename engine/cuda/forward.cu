@@ -5,6 +5,7 @@
 #include "cuda_model.cuh"
 #include "check.cuh"
 #include "kernels/cuda/kernels.cuh"
+#include "kernels/cuda/linattn_chunk.cuh"
 
 #include <math.h>
 #include <stdlib.h>
@@ -153,13 +154,19 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
     /* a window that covers every query's whole prefix is the plain recurrence */
     if (swla == HS_SWLA_EXACT && W >= T) swla = HS_SWLA_OFF;
     if (swla == HS_SWLA_OVERLAP && ((long)(T - 1) / S + 1) * S <= W) swla = HS_SWLA_OFF;
+    /* the chunked kernels (HS_CUDA_LINATTN=chunk; gdn only without SWLA) */
+    const int chunk = cu_la_chunk_enabled() && cu_la_chunk_fits(dk, dv);
     if (gla) {
         const int r = mc->gate_low_rank_dim;
         if (gemm(cm, ws->lr, ws->hb, w->gk0, T, d, r, 0, err, errlen)) return -1;
         LAUNCH(cu_to_bf16(ws->lrb, ws->lr, (size_t)T * r, cm->st));
         if (gemm(cm, ws->gk, ws->lrb, w->gk1, T, r, H * dk, 0, err, errlen)) return -1;
         LAUNCH(cu_gla_gate(ws->gk, w->gk_bias, T, H * dk, mc->gate_logit_normalizer, cm->st));
-        if (swla == HS_SWLA_OVERLAP) {
+        if (chunk) {
+            const int mode = swla == HS_SWLA_EXACT ? CU_SWLA_EXACT : swla == HS_SWLA_OVERLAP ? CU_SWLA_OVERLAP : CU_SWLA_OFF;
+            LAUNCH(cu_gla_chunk(ws->o, ws->q, ws->k, ws->v, ws->gk, T, H, dk, dv, mode, W, S, ws->la_work,
+                                ws->la_work_bytes, cm->st));
+        } else if (swla == HS_SWLA_OVERLAP) {
             LAUNCH(cu_linattn_window(ws->o, ws->q, ws->k, ws->v, ws->gk, NULL, NULL, T, H, dk, dv,
                                      CU_SWLA_OVERLAP, W, S, cm->st));
         } else {
@@ -174,7 +181,10 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
             return -1;
         LAUNCH(cu_gdn_gates(ws->beta, ws->la, w->A_log, w->dt_bias, T, H, mc->allow_neg_eigval ? 2.0f : 1.0f,
                             cm->st));
-        if (swla == HS_SWLA_OFF)
+        if (swla == HS_SWLA_OFF && chunk)
+            LAUNCH(cu_gdn_chunk(ws->o, ws->q, ws->k, ws->v, ws->beta, ws->la, T, H, dk, dv, ws->la_work,
+                                ws->la_work_bytes, cm->st));
+        else if (swla == HS_SWLA_OFF)
             LAUNCH(cu_gdn_scan(ws->o, ws->q, ws->k, ws->v, ws->beta, ws->la, T, H, dk, dv, cm->st));
         else
             LAUNCH(cu_linattn_window(ws->o, ws->q, ws->k, ws->v, NULL, ws->beta, ws->la, T, H, dk, dv,

@@ -3,6 +3,7 @@
 #include "cuda_model.cuh"
 #include "check.cuh"
 #include "kernels/cuda/kernels.cuh"
+#include "kernels/cuda/linattn_chunk.cuh"
 
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,14 @@ int cu_workspace_ensure(hs_cuda_model *cm, int T, char *err, size_t errlen) {
     size_t rows = LOGIT_BLOCK_FLOATS / V;
     if (rows < 1) rows = 1;
     if (rows > t) rows = t;
+    size_t la_bytes = 0;               /* the chunked scans' scratch, the largest gla/gdn mixer's */
+    for (int l = 0; cu_la_chunk_enabled() && l < c->num_layers; l++)
+        for (int j = 0; j < c->layers[l].n_mixers; j++) {
+            const hs_mixer_config *mc = &c->layers[l].mixers[j];
+            if (mc->type != HS_GLA && mc->type != HS_GDN) continue;
+            size_t b = cu_la_chunk_work_bytes(T, mc->num_heads, mc->head_k_dim, mc->head_v_dim);
+            if (b > la_bytes) la_bytes = b;
+        }
     struct { void **slot; size_t bytes; } parts[] = {
         {(void **)&cm->ws.x, t * d * 4}, {(void **)&cm->ws.hf, t * d * 4}, {(void **)&cm->ws.hb, t * d * 2},
         {(void **)&cm->ws.q, t * W * 4}, {(void **)&cm->ws.k, t * W * 4}, {(void **)&cm->ws.v, t * W * 4},
@@ -187,6 +196,7 @@ int cu_workspace_ensure(hs_cuda_model *cm, int T, char *err, size_t errlen) {
         {(void **)&cm->ws.row_scale, t * 4}, {(void **)&cm->ws.nll, t * 4},
         {(void **)&cm->ws.logits, rows * V * 4}, {(void **)&cm->ws.tokens, t * 4},
         {(void **)&cm->ws.mask, (size_t)cm->total_heads},
+        {(void **)&cm->ws.la_work, la_bytes},
     };
     const int n = (int)(sizeof parts / sizeof parts[0]);
     size_t total = 0;
@@ -212,6 +222,7 @@ int cu_workspace_ensure(hs_cuda_model *cm, int T, char *err, size_t errlen) {
         off += align_up(parts[i].bytes);
     }
     cm->ws.logit_rows = (int)rows;
+    cm->ws.la_work_bytes = la_bytes;
     cm->ws.T = T;
     return 0;
 }

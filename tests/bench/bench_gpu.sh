@@ -31,10 +31,16 @@ if [ "${BENCH_KERNELS:-1}" != 0 ]; then   # attention kernels (FA2, WMMA, fp32) 
         tests/gpu/attn_fa2.cu kernels/cuda/attention.cu kernels/cuda/attention_tc.cu kernels/cuda/attention_fa2.cu &&
         timeout "$STEP" "$BUILD/hs_attn_fa2" bench 4096,16384,65536 8 128
 fi
+# chunked gla/gdn kernels vs the recurrences, SWLA exact/overlap vs plain, fla rows (wheels in .whl/)
+[ "${BENCH_KERNELS:-1}" != 0 ] && bash tests/gpu/la_bench.sh "$BUILD"
 for p in $PRESETS; do
     for t in $TYPES; do
         echo "== ours preset=$p efficient=$t LH 3:1 NoPE"
         timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
+        if [ "$t" != swa ] && [[ " ${BENCH_CHUNK_PRESETS-376m} " == *" $p "* ]]; then
+            echo "== ours preset=$p efficient=$t LH 3:1 NoPE HS_CUDA_LINATTN=chunk"
+            HS_CUDA_LINATTN=chunk timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
+        fi
     done
 done
 if [ "${BENCH_TORCH:-1}" != 0 ]; then

@@ -2,6 +2,7 @@
 # One call on the GPU machine (through the device tool): build (with the carried .deps debs
 # when the image lacks libcjson/openblas), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [sanitize] [bench]
+# kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
 steps=${*:-kcheck parity sanitize bench}
@@ -25,7 +26,8 @@ kcheck)   # the FA2 attention kernel against the fp32 one (tests/gpu/attn_fa2.cu
     nvcc -O3 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -o build/hs_attn_fa2 \
         tests/gpu/attn_fa2.cu kernels/cuda/attention.cu kernels/cuda/attention_tc.cu kernels/cuda/attention_fa2.cu \
         > "$OUT/kcheck_build.log" 2>&1 || { echo "kcheck build failed"; tail -20 "$OUT/kcheck_build.log"; }
-    [ -x build/hs_attn_fa2 ] && { timeout 120 build/hs_attn_fa2 check > "$OUT/kcheck.log" 2>&1; echo "kcheck rc=$?"; cat "$OUT/kcheck.log"; } ;;
+    [ -x build/hs_attn_fa2 ] && { timeout 120 build/hs_attn_fa2 check > "$OUT/kcheck.log" 2>&1; echo "kcheck rc=$?"; cat "$OUT/kcheck.log"; }
+    for f in tests/gpu/kcheck_*.sh; do bash "$f" build; echo "kcheck $(basename "$f" .sh) rc=$?"; done ;;
 parity) timeout 240 bash tests/gpu/parity.sh > "$OUT/parity.log" 2>&1; echo "parity rc=$?"; cat "$OUT/parity.log" ;;
 sanitize)
     tmp=$(mktemp -d); python3 -c "import random; r=random.Random(5); print(''.join(r.choice('abcdefgh .') for _ in range(200)))" > $tmp/t
@@ -40,6 +42,10 @@ sanitize)
             timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 build/hs_attn_fa2 one 300 4 2 64 64 1 > $tmp/s.log 2>&1
             echo "sanitizer tool=$tool rc=$? attn_fa2 $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         fi
+        for args in "$tmp/m --swla --swla-window 40" "$tmp/m --swla=overlap --swla-window 100 --swla-stride 30" "$tmp/g"; do
+            HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
+            echo "sanitizer tool=$tool rc=$? chunk model=$(basename ${args%% *}) ${args#* } $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
+        done
     done ;;
 bench) bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
 esac; done

@@ -1,0 +1,389 @@
+/* Chunked gated linear attention on the tensor cores (see linattn_chunk.cuh), chunks of LC = 64
+ * tokens, three kernels per call:
+ *
+ *  local  (one block per chunk and head, in parallel): b_t = sum of gk from the chunk start
+ *         through t (double), the chunk's decay P = b_last (log, per channel) and its own
+ *         state contribution U = Khat^T V with Khat_s = k_s exp(b_last - b_s) (every exponent
+ *         <= 0).
+ *  scan   (one thread per state element, sequential over chunks): Z_{n+1} = exp(P_n) Z_n + U_n
+ *         in fp32 (the only sequential part, one multiply-add per element and chunk). Under
+ *         SWLA the carried state holds only the chunks [fz(n), n-1] that every query of chunk
+ *         n sees in full: a chunk leaving that set is subtracted as the very U it was added
+ *         with, decayed by exp(sum of P since), so nothing cancels but the chunk's own terms.
+ *  output (one block per chunk and head): o = Qt Z_n + A V with Qt_t = q_t/sqrt(dk) exp(b_t)
+ *         and A the causal intra-chunk matrix; under SWLA also the at most two (exact) chunks
+ *         before fz(n) that a window edge cuts, as masked products with the query carried
+ *         back by the decay in between, and the intra-chunk mask s >= lo(t).
+ *
+ * Intra-chunk decay without overflow, however strong the gates: the chunk is cut in four
+ * sub-blocks of 16; an off-diagonal block (queries of sub-block i, keys of sub-block j < i) is
+ * a tensor-core product of q_t exp(b_t - b_r) and k_s exp(b_r - b_s) with r the last key row of
+ * sub-block j (both exponents <= 0); a diagonal block takes exp(b_t - b_s) pairwise (fp32).
+ * b itself is summed in double and stored as float: the absolute error of a difference is
+ * then ~1e-7 |b|, below the tf32 rounding of the products for any |b| up to ~1e3 per chunk. */
+#include "linattn_chunk_common.cuh"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+using namespace nvcuda;
+
+#define GLA_THREADS 256
+#define GLA_WARPS (GLA_THREADS / 32)
+#define GLA_SCR 1152             /* per-warp scratch floats: two 16 x 36 slabs */
+
+struct gla_args {
+    float *out;
+    const float *q, *k, *v, *gk;
+    float *U, *Z, *P, *Lz;       /* chunk contributions, carried states, log decays, window log decays */
+    int T, H, dk, dv, N, swla, W, S;
+    float scale;
+};
+
+/* ---- local: the chunk's decay and own state contribution ------------------------------ */
+
+static size_t gla_local_smem(int dk, int dv) {
+    return sizeof(float) * ((size_t)2 * LC * (dk + 4) + (size_t)LC * (dv + 4));
+}
+
+__global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args a) {
+    extern __shared__ __align__(128) float sm[];
+    const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
+    float *ks = sm, *gs = ks + LC * LDK, *vs = gs + LC * LDK;
+    const int n = blockIdx.x, h = blockIdx.y, warp = threadIdx.x >> 5;
+    const int t0 = n * LC;
+    la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(gs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+    __syncthreads();
+    /* rows past T hold gk = 0: b stays at b_last there and their k is zero */
+    for (int c = threadIdx.x; c < dk; c += blockDim.x) {
+        double bl = 0.0;
+        for (int s = 0; s < LC; s++) bl += gs[s * LDK + c];
+        double b = 0.0;
+        for (int s = 0; s < LC; s++) {
+            b += gs[s * LDK + c];
+            ks[s * LDK + c] *= expf((float)(bl - b));
+        }
+        a.P[((size_t)n * a.H + h) * dk + c] = (float)bl;
+    }
+    __syncthreads();
+    const int nbv = dv / 16, ntile = (dk / 16) * nbv;
+    float *u = a.U + ((size_t)n * a.H + h) * dk * dv;
+    for (int tile = warp; tile < ntile; tile += GLA_WARPS) {
+        const int i0 = tile / nbv * 16, j0 = tile % nbv * 16;
+        la_acc acc;
+        wmma::fill_fragment(acc, 0.0f);
+        /* U[i][j] = sum_s Khat[s][i] V[s][j]: A = Khat^T read column-major from ks */
+        la_mma<la_a_col, la_b_row>(acc, ks + i0, LDK, (size_t)8 * LDK, vs + j0, LDV, (size_t)8 * LDV, LC);
+        wmma::store_matrix_sync(u + (size_t)i0 * dv + j0, acc, dv, wmma::mem_row_major);
+    }
+}
+
+/* ---- scan: carried states, one thread per element -------------------------------------- */
+
+__global__ static void gla_scan_kernel(gla_args a) {
+    const size_t per_head = (size_t)a.dk * a.dv, stride = (size_t)a.H * per_head;
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= stride) return;
+    const int h = (int)(e / per_head), i = (int)(e % per_head / a.dv);
+    const bool lz_writer = a.Lz && e % a.dv == 0;
+    const size_t pst = (size_t)a.H * a.dk, pi = (size_t)h * a.dk + i;
+    const float *u = a.U + e;
+    float *z = a.Z + e;
+    float zs = 0.0f;
+    double wsum = 0.0;           /* sum of P over the chunks in the state: [f, n-1] */
+    int f = 0;
+    for (int n = 0; n < a.N; n++) {
+        /* U_n is read before Z_n is stored: without SWLA, Z may be U itself (in place) */
+        const bool more = n + 1 < a.N;
+        const float un = more ? u[(size_t)n * stride] : 0.0f;
+        const float pn = more ? a.P[(size_t)n * pst + pi] : 0.0f;
+        z[(size_t)n * stride] = zs;
+        if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
+        if (!more) break;
+        zs = expf(pn) * zs + un;
+        wsum += pn;
+        const int fz = a.swla ? la_chunk_fz(n + 1, a.T, a.swla, a.W, a.S) : 0;
+        while (f < fz) {
+            const float pf = a.P[(size_t)f * pst + pi];
+            zs -= expf((float)(wsum - pf)) * u[(size_t)f * stride];
+            wsum -= pf;
+            f++;
+        }
+        if (f == n + 1) { zs = 0.0f; wsum = 0.0; } /* empty window: exactly zero, no residue */
+    }
+}
+
+/* ---- output ---------------------------------------------------------------------------- */
+
+struct gla_out_layout {
+    size_t qs, ks, bs, vs, as, scr, pj, lo, total; /* float offsets */
+};
+
+__host__ __device__ static gla_out_layout gla_out_make(int dk, int dv) {
+    gla_out_layout L;
+    size_t off = 0;
+    L.qs = off; off += (size_t)LC * (dk + 4);
+    L.ks = off; off += (size_t)LC * (dk + 4);
+    L.bs = off; off += (size_t)LC * (dk + 4);
+    L.vs = off; off += (size_t)LC * (dv + 4);
+    L.as = off; off += (size_t)LC * LA_LDA;
+    L.scr = off; off += (size_t)GLA_WARPS * GLA_SCR;
+    L.pj = off; off += CU_LA_CHUNK_MAXD;
+    L.lo = off; off += LC;
+    L.total = off;
+    return L;
+}
+
+/* Loads k and gk of a full earlier chunk j and turns k into Khat (decayed to the chunk end);
+ * pj[c] gets the chunk's log decay. */
+__device__ static void gla_load_key_chunk(const gla_args &a, int j, int h, float *ks, float *bs, float *vs,
+                                          float *pj) {
+    const int dk = a.dk, LDK = dk + 4;
+    la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, j * LC, a.T, dk);
+    la_load_tile(bs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, j * LC, a.T, dk);
+    la_load_tile(vs, a.dv + 4, a.v, (size_t)a.H * a.dv, (size_t)h * a.dv, j * LC, a.T, a.dv);
+    __syncthreads();
+    for (int c = threadIdx.x; c < dk; c += blockDim.x) {
+        double bl = 0.0;
+        for (int s = 0; s < LC; s++) bl += bs[s * LDK + c];
+        double b = 0.0;
+        for (int s = 0; s < LC; s++) {
+            b += bs[s * LDK + c];
+            ks[s * LDK + c] *= expf((float)(bl - b));
+        }
+        pj[c] = (float)bl;
+    }
+    __syncthreads();
+}
+
+__global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args a) {
+    extern __shared__ __align__(128) float sm[];
+    const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
+    const gla_out_layout Ly = gla_out_make(dk, dv);
+    float *qs = sm + Ly.qs, *ks = sm + Ly.ks, *bs = sm + Ly.bs, *vs = sm + Ly.vs, *as = sm + Ly.as;
+    float *pj = sm + Ly.pj;
+    int *lo = (int *)(sm + Ly.lo);
+    const int n = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int t0 = n * LC, L = min(LC, a.T - t0);
+    const bool win = a.swla != CU_SWLA_OFF;
+    const int fz = win ? la_chunk_fz(n, a.T, a.swla, a.W, a.S) : 0;
+    const int pd = win ? la_chunk_pd(n, a.swla, a.W, a.S) : 0;
+
+    la_load_tile(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(bs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+    for (int t = tid; t < LC; t += blockDim.x) lo[t] = (int)la_chunk_lo((long)t0 + t, a.swla, a.W, a.S);
+    __syncthreads();
+    for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= a.scale;
+    for (int c = tid; c < dk; c += blockDim.x) {
+        double b = 0.0;
+        for (int s = 0; s < LC; s++) {
+            b += bs[s * LDK + c];
+            bs[s * LDK + c] = (float)b;
+        }
+    }
+    __syncthreads();
+
+    /* off-diagonal 16 x 16 blocks of the intra-chunk matrix (6 of them, one per warp) */
+    if (warp < 6) {
+        const int bi = warp < 3 ? warp + 1 : (warp < 5 ? warp - 1 : 3);
+        const int bj = warp < 3 ? 0 : (warp < 5 ? 1 : 2);
+        const int r = bj * 16 + 15;
+        float *qh = sm + Ly.scr + (size_t)warp * GLA_SCR, *kh = qh + 16 * 36;
+        la_acc acc;
+        wmma::fill_fragment(acc, 0.0f);
+        for (int c0 = 0; c0 < dk; c0 += 32) {
+            const int w = dk - c0 < 32 ? dk - c0 : 32;   /* 16 or 32 */
+            for (int e = lane; e < 16 * w; e += 32) {
+                const int row = e / w, c = e % w, cc = c0 + c;
+                const float br = bs[r * LDK + cc];
+                const int tq = bi * 16 + row, tk = bj * 16 + row;
+                qh[row * 36 + c] = qs[tq * LDK + cc] * __expf(bs[tq * LDK + cc] - br);
+                kh[row * 36 + c] = ks[tk * LDK + cc] * __expf(br - bs[tk * LDK + cc]);
+            }
+            __syncwarp();
+            la_mma<la_a_row, la_b_col>(acc, qh, 36, 8, kh, 36, 8, w);
+            __syncwarp();
+        }
+        wmma::store_matrix_sync(as + bi * 16 * LA_LDA + bj * 16, acc, LA_LDA, wmma::mem_row_major);
+    }
+    __syncthreads();
+    /* diagonal blocks pairwise, the causal zeros, and the window mask inside the chunk */
+    for (int e = tid; e < LC * LC; e += blockDim.x) {
+        const int t = e / LC, s = e % LC;
+        float val;
+        if (s > t) {
+            val = 0.0f;
+        } else if ((t >> 4) == (s >> 4)) {
+            const float *qr = qs + t * LDK, *kr = ks + s * LDK, *bt = bs + t * LDK, *bq = bs + s * LDK;
+            float acc = 0.0f;
+            for (int c = 0; c < dk; c++) acc += qr[c] * kr[c] * __expf(bt[c] - bq[c]);
+            val = acc;
+        } else {
+            val = as[t * LA_LDA + s];
+        }
+        if (win && t0 + s < lo[t]) val = 0.0f;
+        as[t * LA_LDA + s] = val;
+    }
+    __syncthreads();
+    /* Qt = q/sqrt(dk) exp(b_t), in place (the intra products above are done with q) */
+    for (int i = tid; i < LC * dk; i += blockDim.x) {
+        const int t = i / dk, c = i % dk;
+        qs[t * LDK + c] *= __expf(bs[t * LDK + c]);
+    }
+
+    const int nbv = dv / 16, ntile = 4 * nbv;
+    la_acc acc[4];
+    #pragma unroll
+    for (int u = 0; u < 4; u++) {
+        wmma::fill_fragment(acc[u], 0.0f);
+        const int tile = warp + GLA_WARPS * u;
+        if (tile < ntile) {
+            const int rb = tile / nbv, cb = tile % nbv;
+            /* A is lower triangular: key columns past the row block are zero */
+            la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA, LA_LDA, 8, vs + cb * 16, LDV, (size_t)8 * LDV,
+                                       (rb + 1) * 16);
+        }
+    }
+    __syncthreads();                       /* Qt complete */
+    if (fz < n) {
+        const float *zn = a.Z + ((size_t)n * a.H + h) * dk * dv;
+        #pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int tile = warp + GLA_WARPS * u;
+            if (tile < ntile) {
+                const int rb = tile / nbv, cb = tile % nbv;
+                la_mma<la_a_row, la_b_row>(acc[u], qs + rb * 16 * LDK, LDK, 8, zn + cb * 16, dv, (size_t)8 * dv, dk);
+            }
+        }
+    }
+    if (pd < fz) {
+        /* chunks cut by a window edge, newest first; Qhat = Qt exp(G_{end of n-1} - G_{end of j}) */
+        __syncthreads();                   /* every warp is done with Qt for the state term */
+        const float *lz = a.Lz + ((size_t)n * a.H + h) * dk;
+        if (fz < n)
+            for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= expf(lz[i % dk]);
+        for (int j = fz - 1; j >= pd; j--) {
+            __syncthreads();               /* ks, bs, vs, as free; Qhat complete */
+            gla_load_key_chunk(a, j, h, ks, bs, vs, pj);
+            for (int u = 0; u < 2; u++) {
+                const int tile = warp + GLA_WARPS * u, rb = tile >> 2, cb = tile & 3;
+                la_acc c;
+                wmma::fill_fragment(c, 0.0f);
+                la_mma<la_a_row, la_b_col>(c, qs + rb * 16 * LDK, LDK, 8, ks + cb * 16 * LDK, LDK, 8, dk);
+                wmma::store_matrix_sync(as + rb * 16 * LA_LDA + cb * 16, c, LA_LDA, wmma::mem_row_major);
+            }
+            __syncthreads();
+            for (int e = tid; e < LC * LC; e += blockDim.x) {
+                const int t = e / LC, s = e % LC;
+                if ((long)j * LC + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
+            }
+            if (j > pd)                    /* carry Qhat back across chunk j for the next one */
+                for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= expf(pj[i % dk]);
+            __syncthreads();
+            #pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const int tile = warp + GLA_WARPS * u;
+                if (tile < ntile) {
+                    const int rb = tile / nbv, cb = tile % nbv;
+                    la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA, LA_LDA, 8, vs + cb * 16, LDV,
+                                               (size_t)8 * LDV, LC);
+                }
+            }
+        }
+    }
+    __syncthreads();                       /* vs becomes the output staging area */
+    #pragma unroll
+    for (int u = 0; u < 4; u++) {
+        const int tile = warp + GLA_WARPS * u;
+        if (tile < ntile) {
+            const int rb = tile / nbv, cb = tile % nbv;
+            wmma::store_matrix_sync(vs + rb * 16 * LDV + cb * 16, acc[u], LDV, wmma::mem_row_major);
+        }
+    }
+    __syncthreads();
+    const int q4 = dv >> 2;
+    for (int i = tid; i < L * q4; i += blockDim.x) {
+        const int t = i / q4, c = (i % q4) * 4;
+        *(float4 *)(a.out + (size_t)(t0 + t) * a.H * dv + (size_t)h * dv + c) = *(const float4 *)(vs + t * LDV + c);
+    }
+}
+
+/* ---- host side ------------------------------------------------------------------------- */
+
+int cu_la_chunk_enabled(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("HS_CUDA_LINATTN");
+        v = e && !strcmp(e, "chunk");
+    }
+    return v;
+}
+
+int cu_la_chunk_fits(int dk, int dv) {
+    return dk >= 16 && dv >= 16 && dk % 16 == 0 && dv % 16 == 0 && dk <= CU_LA_CHUNK_MAXD && dv <= CU_LA_CHUNK_MAXD;
+}
+
+static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
+
+/* gla: two state arrays (contributions, carried states) + two [N, H, dk] log-decay arrays;
+ * gdn: one state array + W [N*LC, H*dk] + U [N*LC, H*dv] (linattn_chunk_gdn.cu). */
+size_t cu_la_chunk_work_bytes(int T, int H, int dk, int dv) {
+    if (T < 1 || H < 1 || !cu_la_chunk_fits(dk, dv)) return 0;
+    size_t N = ((size_t)T + LC - 1) / LC, st = align256(N * H * dk * dv * 4);
+    size_t gla = 2 * st + 2 * align256(N * H * dk * 4);
+    size_t gdn = st + align256(N * LC * H * dk * 4) + align256(N * LC * H * dv * 4);
+    return gla > gdn ? gla : gdn;
+}
+
+static cudaError_t set_smem(const void *fn, size_t bytes, int *done) {
+    if (*done) return cudaSuccess;
+    cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (e == cudaSuccess) *done = 1;
+    return e;
+}
+
+cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float *v, const float *gk,
+                         int T, int H, int dk, int dv, int swla, int W, int S, void *work,
+                         size_t work_bytes, cudaStream_t st) {
+    if (T < 1) return cudaSuccess;
+    if (!cu_la_chunk_fits(dk, dv) || !work || work_bytes < cu_la_chunk_work_bytes(T, H, dk, dv))
+        return cudaErrorInvalidValue;
+    if (swla != CU_SWLA_EXACT && swla != CU_SWLA_OVERLAP) swla = CU_SWLA_OFF;
+    if (swla != CU_SWLA_OFF && W < 1) return cudaErrorInvalidValue;
+    if (swla == CU_SWLA_OVERLAP && (S < 1 || S > W)) return cudaErrorInvalidValue;
+    gla_args a = {};
+    a.out = out; a.q = q; a.k = k; a.v = v; a.gk = gk;
+    a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = (T + LC - 1) / LC;
+    a.swla = swla; a.W = W; a.S = S;
+    a.scale = 1.0f / sqrtf((float)dk);
+    const size_t st_bytes = align256((size_t)a.N * H * dk * dv * 4);
+    char *base = (char *)work;
+    a.U = (float *)base;
+    /* without SWLA the scan rewrites each contribution into the state entering its chunk */
+    a.Z = swla == CU_SWLA_OFF ? a.U : (float *)(base + st_bytes);
+    a.P = (float *)(base + 2 * st_bytes);
+    a.Lz = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + align256((size_t)a.N * H * dk * 4));
+
+    static int local_ok, out_ok;
+    const size_t ls = gla_local_smem(dk, dv), os = gla_out_make(dk, dv).total * sizeof(float);
+    cudaError_t e = set_smem((const void *)gla_local_kernel, gla_local_smem(CU_LA_CHUNK_MAXD, CU_LA_CHUNK_MAXD), &local_ok);
+    if (e == cudaSuccess)
+        e = set_smem((const void *)gla_out_kernel, gla_out_make(CU_LA_CHUNK_MAXD, CU_LA_CHUNK_MAXD).total * sizeof(float),
+                     &out_ok);
+    if (e != cudaSuccess) return e;
+    dim3 grid((unsigned)a.N, (unsigned)H);
+    gla_local_kernel<<<grid, GLA_THREADS, ls, st>>>(a);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    if (a.N > 1) {
+        const size_t elems = (size_t)H * dk * dv;
+        gla_scan_kernel<<<(unsigned)((elems + 255) / 256), 256, 0, st>>>(a);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    }
+    gla_out_kernel<<<grid, GLA_THREADS, os, st>>>(a);
+    return cudaGetLastError();
+}

@@ -1,0 +1,42 @@
+/* Chunked linear attention on the GPU (gla and gdn, model-spec sections 4 and 6), the
+ * tensor-core counterpart of the full recurrences in linattn.cu. Selected at run time with
+ * HS_CUDA_LINATTN=chunk until verified on the device (cu_la_chunk_enabled holds the one-line
+ * default). Same tensors and layouts as the recurrences: q, k, gk [T, H*dk], v, out [T, H*dv],
+ * beta, log_alpha [T, H]; q, k already L2-normalised for gdn.
+ *
+ * Matmuls run as TF32 WMMA (m16n16k8, fp32 accumulation): inputs keep 10 mantissa bits
+ * instead of bf16's 7, every product is accumulated in fp32, and the recurrent state (and
+ * every decay factor and its exponent) stays fp32 or wider. The gdn state pass, where tf32
+ * rounding of the state would compound from chunk to chunk, splits the state into two tf32
+ * halves (hi + lo) so the state products keep close to fp32 accuracy.
+ *
+ * Every launcher needs a scratch area of cu_la_chunk_work_bytes(T, H, dk, dv) bytes (device
+ * memory, 256-byte aligned), which the engine keeps in its workspace arena. */
+#ifndef HS_LINATTN_CHUNK_CUH
+#define HS_LINATTN_CHUNK_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+#define CU_LA_CHUNK 64        /* tokens per chunk */
+#define CU_LA_CHUNK_MAXD 128  /* largest dk, dv the chunk kernels take (multiples of 16) */
+
+/* 1 when HS_CUDA_LINATTN=chunk (read once). */
+int cu_la_chunk_enabled(void);
+/* 1 when the chunk kernels take these head dims. */
+int cu_la_chunk_fits(int dk, int dv);
+/* Scratch bytes either chunk launcher needs for T tokens (0 when the dims do not fit). */
+size_t cu_la_chunk_work_bytes(int T, int H, int dk, int dv);
+
+/* Gated linear attention by chunks. swla: CU_SWLA_OFF, CU_SWLA_EXACT (window W: query t sees
+ * s in (t-W, t]) or CU_SWLA_OVERLAP (window W, stride S: query t sees s >= max(0, (t/S+1)S-W)),
+ * all exact to the spec's definitions (no approximation in the window edge). */
+cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float *v, const float *gk,
+                         int T, int H, int dk, int dv, int swla, int W, int S, void *work,
+                         size_t work_bytes, cudaStream_t st);
+/* Gated delta rule by chunks (WY/UT form), no SWLA (windowed gdn keeps cu_linattn_window). */
+cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float *v, const float *beta,
+                         const float *log_alpha, int T, int H, int dk, int dv, void *work,
+                         size_t work_bytes, cudaStream_t st);
+
+#endif

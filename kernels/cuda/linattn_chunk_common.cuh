@@ -1,0 +1,138 @@
+/* Pieces shared by the chunked gla and gdn kernels (linattn_chunk*.cu): TF32 WMMA tile
+ * products, tile loads, the SWLA visibility rule. Internal to kernels/cuda. */
+#ifndef HS_LINATTN_CHUNK_COMMON_CUH
+#define HS_LINATTN_CHUNK_COMMON_CUH
+
+#include "kernels.cuh"
+#include "linattn_chunk.cuh"
+
+#include <cuda_pipeline.h>
+#include <mma.h>
+
+#define LC CU_LA_CHUNK
+#define LA_LDA (LC + 4)          /* row stride of a chunk x chunk matrix in shared memory */
+
+typedef nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 8, float> la_acc;
+typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 8, nvcuda::wmma::precision::tf32,
+                               nvcuda::wmma::row_major> la_a_row;
+typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 8, nvcuda::wmma::precision::tf32,
+                               nvcuda::wmma::col_major> la_a_col;
+typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 8, nvcuda::wmma::precision::tf32,
+                               nvcuda::wmma::row_major> la_b_row;
+typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 8, nvcuda::wmma::precision::tf32,
+                               nvcuda::wmma::col_major> la_b_col;
+
+template <typename F> __device__ __forceinline__ void la_round_tf32(F &f) {
+    #pragma unroll
+    for (int i = 0; i < f.num_elements; i++) f.x[i] = nvcuda::wmma::__float_to_tf32(f.x[i]);
+}
+
+/* c += A B for one 16 x 16 output tile over K (a multiple of 8). a, b point at the tile's
+ * first k-slice; a_step / b_step are the pointer steps (in floats) from one k-slice of 8 to
+ * the next (row-major A: 8; column-major A: 8 * lda; row-major B: 8 * ldb; column-major B: 8).
+ * All 32 lanes of the warp must call it together. */
+template <typename FA, typename FB>
+__device__ __forceinline__ void la_mma(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b,
+                                       unsigned ldb, size_t b_step, int K) {
+    FA fa;
+    FB fb;
+    for (int kk = 0; kk < K; kk += 8) {
+        nvcuda::wmma::load_matrix_sync(fa, a, lda);
+        nvcuda::wmma::load_matrix_sync(fb, b, ldb);
+        la_round_tf32(fa);
+        la_round_tf32(fb);
+        nvcuda::wmma::mma_sync(c, fa, fb, c);
+        a += a_step;
+        b += b_step;
+    }
+}
+
+/* The same product with both operands split into two tf32 halves (x = hi + lo, the lo*lo
+ * term dropped): about fp32 accuracy, three tensor-core products per k-slice. */
+template <typename FA, typename FB>
+__device__ __forceinline__ void la_mma_3x(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b,
+                                          unsigned ldb, size_t b_step, int K) {
+    FA fa, fa_lo;
+    FB fb, fb_lo;
+    for (int kk = 0; kk < K; kk += 8) {
+        nvcuda::wmma::load_matrix_sync(fa, a, lda);
+        nvcuda::wmma::load_matrix_sync(fb, b, ldb);
+        #pragma unroll
+        for (int i = 0; i < fa.num_elements; i++) {
+            float hi = nvcuda::wmma::__float_to_tf32(fa.x[i]);
+            fa_lo.x[i] = nvcuda::wmma::__float_to_tf32(fa.x[i] - hi);
+            fa.x[i] = hi;
+        }
+        #pragma unroll
+        for (int i = 0; i < fb.num_elements; i++) {
+            float hi = nvcuda::wmma::__float_to_tf32(fb.x[i]);
+            fb_lo.x[i] = nvcuda::wmma::__float_to_tf32(fb.x[i] - hi);
+            fb.x[i] = hi;
+        }
+        nvcuda::wmma::mma_sync(c, fa_lo, fb, c);
+        nvcuda::wmma::mma_sync(c, fa, fb_lo, c);
+        nvcuda::wmma::mma_sync(c, fa, fb, c);
+        a += a_step;
+        b += b_step;
+    }
+}
+
+/* dst[r * ldd + c] = src[(t0 + r) * ld + col0 + c] for r < LC, c < d (d a multiple of 4),
+ * zero for rows t0 + r >= T. 16-byte loads and stores (every offset is a multiple of 4
+ * floats and the buffers are 16-byte aligned), four loads in flight per thread before the
+ * stores. */
+__device__ __forceinline__ void la_load_tile(float *dst, int ldd, const float *__restrict__ src, size_t ld,
+                                             size_t col0, int t0, int T, int d) {
+    const int q = d >> 2, total = LC * q, nt = blockDim.x;
+    for (int i0 = threadIdx.x; i0 < total; i0 += 4 * nt) {
+        float4 x[4];
+        #pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int i = i0 + u * nt, r = i / q, t = t0 + r;
+            x[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (i < total && t < T) x[u] = __ldg((const float4 *)(src + (size_t)t * ld + col0 + (i % q) * 4));
+        }
+        #pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int i = i0 + u * nt;
+            if (i < total) *(float4 *)(dst + (i / q) * ldd + (i % q) * 4) = x[u];
+        }
+    }
+}
+
+/* The same copy through cp.async (no registers, completes at __pipeline_wait_prior). */
+__device__ __forceinline__ void la_load_tile_async(float *dst, int ldd, const float *src, size_t ld, size_t col0,
+                                                   int t0, int T, int d) {
+    const int q = d >> 2, total = LC * q;
+    for (int i = threadIdx.x; i < total; i += blockDim.x) {
+        const int r = i / q, t = t0 + r, c = (i % q) * 4;
+        const bool ok = t < T;
+        /* rows past T: zero fill, reading nothing (the source address stays in bounds) */
+        const float *s = src + (size_t)(ok ? t : t0 < T ? t0 : 0) * ld + col0 + c;
+        __pipeline_memcpy_async(dst + r * ldd + c, s, 16, ok ? 0 : 16);
+    }
+}
+
+/* First position query t may see under the SWLA knob (0 when off), as la_visible_lo in
+ * kernels/cpu/linattn.c. */
+__host__ __device__ __forceinline__ long la_chunk_lo(long t, int swla, int W, int S) {
+    long lo = 0;
+    if (swla == CU_SWLA_EXACT) lo = t - W + 1;
+    else if (swla == CU_SWLA_OVERLAP) lo = (t / S + 1) * S - W;
+    return lo > 0 ? lo : 0;
+}
+
+/* Chunk n's carried state holds chunks [la_chunk_fz(n), n-1]: every one of them is visible in
+ * full to every query of chunk n (the visible start never decreases with t, so the last query
+ * binds). Chunks [la_chunk_pd(n), la_chunk_fz(n) - 1] are cut by some query's window edge
+ * and are computed directly with a mask. */
+__host__ __device__ __forceinline__ int la_chunk_fz(int n, int T, int swla, int W, int S) {
+    long t1 = (long)(n + 1) * LC < (long)T ? (long)(n + 1) * LC - 1 : (long)T - 1;
+    long fs = (la_chunk_lo(t1, swla, W, S) + LC - 1) / LC;
+    return fs < n ? (int)fs : n;
+}
+__host__ __device__ __forceinline__ int la_chunk_pd(int n, int swla, int W, int S) {
+    return (int)(la_chunk_lo((long)n * LC, swla, W, S) / LC);
+}
+
+#endif

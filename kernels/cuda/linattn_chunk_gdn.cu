@@ -1,0 +1,330 @@
+/* Chunked gated delta rule on the tensor cores (see linattn_chunk.cuh), the WY/UT form of
+ * kernels/cpu/gdn.c with chunks of LC = 64. Per chunk, b_t = sum of ln alpha from the chunk
+ * start through t (double), gamma_t = exp(b_t), every pairwise factor exp(b_t - b_s), t >= s:
+ *
+ *  local  (one block per chunk and head, in parallel):
+ *         Lm = strict_lower(diag(beta) (Gam o K K^T)), X = (I + Lm)^{-1} by forward
+ *         substitution in shared memory (one column per four threads), Tm = X diag(beta),
+ *         W = Tm (gamma o K) and U = Tm V, written to the scratch.
+ *  state  (one block per head and 16 value columns, sequential over chunks; the columns of
+ *         the state evolve independently): stores S_n, then Vn = U - W S_n (overwrites U),
+ *         S_{n+1} = gamma_last S_n + Khat^T Vn with Khat_s = exp(b_last - b_s) k_s. The state
+ *         product W S goes through three tf32 products (hi/lo split of both operands) so the
+ *         fp32 state does not pick up tf32 rounding at every chunk.
+ *  output (one block per chunk and head): o = (q/sqrt(dk) o gamma) S_n + M Vn with
+ *         M = lower(Gam o Q K^T)/sqrt(dk) (diagonal included). */
+#include "linattn_chunk_common.cuh"
+
+#include <math.h>
+
+using namespace nvcuda;
+
+#define GDN_THREADS 256
+
+static_assert(LC == 64, "gdn_cumsum scans two rows per lane of one warp");
+#define GDN_WARPS (GDN_THREADS / 32)
+#define GDN_ST_THREADS 128
+#define GDN_ST_WARPS (GDN_ST_THREADS / 32)
+#define GDN_BV 16                /* value columns per state block */
+#define GDN_LDS (GDN_BV + 4)
+
+struct gdn_args {
+    float *out;
+    const float *q, *k, *v, *beta, *la;
+    float *Wb, *Ub, *Sb;         /* W [N*LC, H*dk], U then Vn [N*LC, H*dv], states [N, H, dk, dv] */
+    int T, H, dk, dv, N;
+    float scale;
+};
+
+/* b_t (chunk-local cumulative ln alpha, double) for the LC rows of chunk n by warp 0, two rows
+ * per lane and a shuffle scan; rows past T add 0. Visible to the block after a barrier. */
+__device__ static void gdn_cumsum(double *bd, const gdn_args &a, int n, int h) {
+    if (threadIdx.x >= 32) return;
+    const int lane = threadIdx.x, t = n * LC + 2 * lane;
+    const double x0 = t < a.T ? (double)a.la[(size_t)t * a.H + h] : 0.0;
+    const double x1 = t + 1 < a.T ? (double)a.la[(size_t)(t + 1) * a.H + h] : 0.0;
+    const double pair = x0 + x1;
+    double incl = pair;
+    #pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const double y = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += y;
+    }
+    const double before = incl - pair;
+    bd[2 * lane] = before + x0;
+    bd[2 * lane + 1] = incl;
+}
+
+/* ---- local: WY representation of the chunk -------------------------------------------- */
+
+struct gdn_local_layout {
+    size_t ks, vs, gm, xm, bet, bd, total;  /* byte offsets */
+};
+
+__host__ __device__ static gdn_local_layout gdn_local_make(int dk, int dv) {
+    gdn_local_layout L;
+    size_t off = 0;
+    L.ks = off; off += sizeof(float) * LC * (dk + 4);
+    L.vs = off; off += sizeof(float) * LC * (dv + 4);
+    L.gm = off; off += sizeof(float) * LC * LA_LDA;
+    L.xm = off; off += sizeof(float) * LC * LA_LDA;
+    L.bet = off; off += sizeof(float) * LC;
+    L.bd = off; off += sizeof(double) * LC;
+    L.total = off;
+    return L;
+}
+
+__global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args a) {
+    extern __shared__ __align__(128) unsigned char smb[];
+    const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
+    const gdn_local_layout Ly = gdn_local_make(dk, dv);
+    float *ks = (float *)(smb + Ly.ks), *vs = (float *)(smb + Ly.vs), *gm = (float *)(smb + Ly.gm);
+    float *xm = (float *)(smb + Ly.xm), *bet = (float *)(smb + Ly.bet);
+    double *bd = (double *)(smb + Ly.bd);
+    const int n = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
+    const int t0 = n * LC;
+    la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+    for (int s = tid; s < LC; s += blockDim.x) bet[s] = t0 + s < a.T ? a.beta[(size_t)(t0 + s) * a.H + h] : 0.0f;
+    gdn_cumsum(bd, a, n, h);
+    __syncthreads();
+    /* K K^T, the lower 4 x 4 blocks (the upper ones are not needed) */
+    for (int tile = warp; tile < 16; tile += GDN_WARPS) {
+        const int rb = tile >> 2, cb = tile & 3;
+        if (cb > rb) continue;
+        la_acc c;
+        wmma::fill_fragment(c, 0.0f);
+        la_mma<la_a_row, la_b_col>(c, ks + rb * 16 * LDK, LDK, 8, ks + cb * 16 * LDK, LDK, 8, dk);
+        wmma::store_matrix_sync(gm + rb * 16 * LA_LDA + cb * 16, c, LA_LDA, wmma::mem_row_major);
+    }
+    __syncthreads();
+    for (int e = tid; e < LC * LC; e += blockDim.x) {
+        const int t = e / LC, s = e % LC;
+        gm[t * LA_LDA + s] = s < t ? bet[t] * expf((float)(bd[t] - bd[s])) * gm[t * LA_LDA + s] : 0.0f;
+    }
+    __syncthreads();
+    /* X = (I + Lm)^{-1}: column c by the four lanes 4c..4c+3 (one warp holds 8 columns);
+     * X[t][c] = [t == c] - sum_{s < t} Lm[t][s] X[s][c], rows in order (X[s][c] = 0 for s < c) */
+    {
+        const int c = tid >> 2, p = tid & 3;
+        for (int t = 0; t < LC; t++) {
+            float part = 0.0f;
+            for (int s = p; s < t; s += 4) part += gm[t * LA_LDA + s] * xm[s * LA_LDA + c];
+            part += __shfl_xor_sync(0xffffffffu, part, 1);
+            part += __shfl_xor_sync(0xffffffffu, part, 2);
+            if (p == 0) xm[t * LA_LDA + c] = (t == c ? 1.0f : 0.0f) - part;
+            __syncwarp();
+        }
+    }
+    __syncthreads();
+    /* Tm = X diag(beta); gamma o K in place of K (raw K is not needed any more) */
+    for (int e = tid; e < LC * LC; e += blockDim.x) xm[(e / LC) * LA_LDA + e % LC] *= bet[e % LC];
+    for (int i = tid; i < LC * dk; i += blockDim.x) {
+        const int t = i / dk;
+        ks[t * LDK + i % dk] *= expf((float)bd[t]);
+    }
+    __syncthreads();
+    /* W = Tm (gamma o K), U = Tm V (Tm lower triangular: k-range up to the row block) */
+    const int nbk = dk / 16, nbv = dv / 16;
+    for (int tile = warp; tile < 4 * (nbk + nbv); tile += GDN_WARPS) {
+        const bool isw = tile < 4 * nbk;
+        const int tt = isw ? tile : tile - 4 * nbk, nb = isw ? nbk : nbv;
+        const int rb = tt / nb, cb = tt % nb;
+        la_acc c;
+        wmma::fill_fragment(c, 0.0f);
+        if (isw) {
+            la_mma<la_a_row, la_b_row>(c, xm + rb * 16 * LA_LDA, LA_LDA, 8, ks + cb * 16, LDK, (size_t)8 * LDK, (rb + 1) * 16);
+            wmma::store_matrix_sync(a.Wb + (size_t)(t0 + rb * 16) * a.H * dk + (size_t)h * dk + cb * 16, c,
+                                    (unsigned)(a.H * dk), wmma::mem_row_major);
+        } else {
+            la_mma<la_a_row, la_b_row>(c, xm + rb * 16 * LA_LDA, LA_LDA, 8, vs + cb * 16, LDV, (size_t)8 * LDV, (rb + 1) * 16);
+            wmma::store_matrix_sync(a.Ub + (size_t)(t0 + rb * 16) * a.H * dv + (size_t)h * dv + cb * 16, c,
+                                    (unsigned)(a.H * dv), wmma::mem_row_major);
+        }
+    }
+}
+
+/* ---- state pass: sequential over chunks, 16 value columns per block --------------------- */
+
+static size_t gdn_state_smem(int dk) {
+    return sizeof(float) * ((size_t)4 * LC * (dk + 4) + (size_t)dk * GDN_LDS + (size_t)LC * GDN_LDS) +
+           sizeof(double) * LC;
+}
+
+/* W and k of chunk n+1 are copied (cp.async) into the second buffer pair while chunk n is
+ * computed, so the sequential loop waits on memory only when the copy is slower. */
+__global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_args a) {
+    extern __shared__ __align__(128) unsigned char smb[];
+    const int dk = a.dk, LDK = dk + 4;
+    float *buf = (float *)smb;                 /* [2][W, k][LC][LDK] */
+    float *ss = buf + 4 * LC * LDK, *vn = ss + dk * GDN_LDS;
+    double *bd = (double *)(vn + LC * GDN_LDS);
+    const int cb = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
+    const int col0 = cb * GDN_BV, Tp = a.N * LC;
+    const size_t ldw = (size_t)a.H * dk, ldu = (size_t)a.H * a.dv;
+    for (int i = tid; i < dk * GDN_LDS; i += blockDim.x) ss[i] = 0.0f;
+    la_load_tile_async(buf, LDK, a.Wb, ldw, (size_t)h * dk, 0, Tp, dk);
+    la_load_tile_async(buf + LC * LDK, LDK, a.k, ldw, (size_t)h * dk, 0, a.T, dk);
+    __pipeline_commit();
+    for (int n = 0; n < a.N; n++) {
+        const int t0 = n * LC;
+        float *ws = buf + (n & 1) * 2 * LC * LDK, *ks = ws + LC * LDK;
+        __syncthreads();                   /* step n-1 is done with ss, vn, bd and the other buffers */
+        if (n + 1 < a.N) {
+            float *wn = buf + ((n + 1) & 1) * 2 * LC * LDK;
+            la_load_tile_async(wn, LDK, a.Wb, ldw, (size_t)h * dk, t0 + LC, Tp, dk);
+            la_load_tile_async(wn + LC * LDK, LDK, a.k, ldw, (size_t)h * dk, t0 + LC, a.T, dk);
+        }
+        __pipeline_commit();               /* possibly empty: keeps one group per step */
+        /* S_n for the output kernel */
+        float *sn = a.Sb + ((size_t)n * a.H + h) * dk * a.dv + col0;
+        for (int i = tid; i < dk * GDN_BV; i += blockDim.x)
+            sn[(size_t)(i / GDN_BV) * a.dv + i % GDN_BV] = ss[(i / GDN_BV) * GDN_LDS + i % GDN_BV];
+        gdn_cumsum(bd, a, n, h);
+        __pipeline_wait_prior(1);          /* this chunk's copies (all but the newest group) */
+        __syncthreads();
+        /* Vn = U - W S (rows of this chunk, this block's columns), written back over U */
+        if (warp < 4) {
+            float *ub = a.Ub + (size_t)(t0 + warp * 16) * ldu + (size_t)h * a.dv + col0;
+            la_acc c;
+            wmma::load_matrix_sync(c, ub, (unsigned)ldu, wmma::mem_row_major);
+            #pragma unroll
+            for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
+            la_mma_3x<la_a_row, la_b_row>(c, ws + warp * 16 * LDK, LDK, 8, ss, GDN_LDS, (size_t)8 * GDN_LDS, dk);
+            #pragma unroll
+            for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
+            wmma::store_matrix_sync(vn + warp * 16 * GDN_LDS, c, GDN_LDS, wmma::mem_row_major);
+            wmma::store_matrix_sync(ub, c, (unsigned)ldu, wmma::mem_row_major);
+        }
+        if (n + 1 == a.N) break;
+        /* Khat = exp(b_last - b_s) k_s in place */
+        const double bl = bd[LC - 1];
+        for (int i = tid; i < LC * dk; i += blockDim.x) {
+            const int s = i / dk;
+            ks[s * LDK + i % dk] *= expf((float)(bl - bd[s]));
+        }
+        __syncthreads();
+        /* S = gamma_last S + Khat^T Vn */
+        const float gl = expf((float)bl);
+        for (int tile = warp; tile < dk / 16; tile += GDN_ST_WARPS) {
+            la_acc c;
+            wmma::load_matrix_sync(c, ss + tile * 16 * GDN_LDS, GDN_LDS, wmma::mem_row_major);
+            #pragma unroll
+            for (int i = 0; i < c.num_elements; i++) c.x[i] *= gl;
+            la_mma<la_a_col, la_b_row>(c, ks + tile * 16, LDK, (size_t)8 * LDK, vn, GDN_LDS, (size_t)8 * GDN_LDS, LC);
+            wmma::store_matrix_sync(ss + tile * 16 * GDN_LDS, c, GDN_LDS, wmma::mem_row_major);
+        }
+    }
+    __pipeline_wait_prior(0);
+}
+
+/* ---- output --------------------------------------------------------------------------- */
+
+static size_t gdn_out_smem(int dk, int dv) {
+    return sizeof(float) * ((size_t)2 * LC * (dk + 4) + (size_t)LC * (dv + 4) + (size_t)LC * LA_LDA) +
+           sizeof(double) * LC;
+}
+
+__global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a) {
+    extern __shared__ __align__(128) unsigned char smb[];
+    const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
+    float *qs = (float *)smb, *ks = qs + LC * LDK, *vs = ks + LC * LDK, *as = vs + LC * LDV;
+    double *bd = (double *)(as + LC * LA_LDA);
+    const int n = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
+    const int t0 = n * LC, L = min(LC, a.T - t0);
+    la_load_tile(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(vs, LDV, a.Ub, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
+    gdn_cumsum(bd, a, n, h);
+    __syncthreads();
+    for (int tile = warp; tile < 16; tile += GDN_WARPS) {
+        const int rb = tile >> 2, cb = tile & 3;
+        if (cb > rb) continue;
+        la_acc c;
+        wmma::fill_fragment(c, 0.0f);
+        la_mma<la_a_row, la_b_col>(c, qs + rb * 16 * LDK, LDK, 8, ks + cb * 16 * LDK, LDK, 8, dk);
+        wmma::store_matrix_sync(as + rb * 16 * LA_LDA + cb * 16, c, LA_LDA, wmma::mem_row_major);
+    }
+    __syncthreads();
+    for (int e = tid; e < LC * LC; e += blockDim.x) {
+        const int t = e / LC, s = e % LC;
+        as[t * LA_LDA + s] = s <= t ? a.scale * expf((float)(bd[t] - bd[s])) * as[t * LA_LDA + s] : 0.0f;
+    }
+    for (int i = tid; i < LC * dk; i += blockDim.x) {
+        const int t = i / dk;
+        qs[t * LDK + i % dk] *= a.scale * expf((float)bd[t]);
+    }
+    __syncthreads();
+    const int nbv = dv / 16, ntile = 4 * nbv;
+    const float *sn = a.Sb + ((size_t)n * a.H + h) * dk * dv;
+    la_acc acc[4];
+    #pragma unroll
+    for (int u = 0; u < 4; u++) {
+        wmma::fill_fragment(acc[u], 0.0f);
+        const int tile = warp + GDN_WARPS * u;
+        if (tile < ntile) {
+            const int rb = tile / nbv, cb = tile % nbv;
+            la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA, LA_LDA, 8, vs + cb * 16, LDV, (size_t)8 * LDV,
+                                       (rb + 1) * 16);
+            if (n > 0)
+                la_mma<la_a_row, la_b_row>(acc[u], qs + rb * 16 * LDK, LDK, 8, sn + cb * 16, dv, (size_t)8 * dv, dk);
+        }
+    }
+    __syncthreads();                       /* vs becomes the output staging area */
+    #pragma unroll
+    for (int u = 0; u < 4; u++) {
+        const int tile = warp + GDN_WARPS * u;
+        if (tile < ntile) {
+            const int rb = tile / nbv, cb = tile % nbv;
+            wmma::store_matrix_sync(vs + rb * 16 * LDV + cb * 16, acc[u], LDV, wmma::mem_row_major);
+        }
+    }
+    __syncthreads();
+    const int q4 = dv >> 2;
+    for (int i = tid; i < L * q4; i += blockDim.x) {
+        const int t = i / q4, c = (i % q4) * 4;
+        *(float4 *)(a.out + (size_t)(t0 + t) * a.H * dv + (size_t)h * dv + c) = *(const float4 *)(vs + t * LDV + c);
+    }
+}
+
+/* ---- host side ------------------------------------------------------------------------ */
+
+static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
+
+static cudaError_t set_smem(const void *fn, size_t bytes, int *done) {
+    if (*done) return cudaSuccess;
+    cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (e == cudaSuccess) *done = 1;
+    return e;
+}
+
+cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float *v, const float *beta,
+                         const float *log_alpha, int T, int H, int dk, int dv, void *work,
+                         size_t work_bytes, cudaStream_t st) {
+    if (T < 1) return cudaSuccess;
+    if (!cu_la_chunk_fits(dk, dv) || !work || work_bytes < cu_la_chunk_work_bytes(T, H, dk, dv))
+        return cudaErrorInvalidValue;
+    gdn_args a = {};
+    a.out = out; a.q = q; a.k = k; a.v = v; a.beta = beta; a.la = log_alpha;
+    a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = (T + LC - 1) / LC;
+    a.scale = 1.0f / sqrtf((float)dk);
+    char *base = (char *)work;
+    const size_t st_bytes = align256((size_t)a.N * H * dk * dv * 4);
+    a.Sb = (float *)base;
+    a.Wb = (float *)(base + st_bytes);
+    a.Ub = (float *)(base + st_bytes + align256((size_t)a.N * LC * H * dk * 4));
+
+    static int local_ok, state_ok, out_ok;
+    const int M = CU_LA_CHUNK_MAXD;
+    cudaError_t e = set_smem((const void *)gdn_local_kernel, gdn_local_make(M, M).total, &local_ok);
+    if (e == cudaSuccess) e = set_smem((const void *)gdn_state_kernel, gdn_state_smem(M), &state_ok);
+    if (e == cudaSuccess) e = set_smem((const void *)gdn_out_kernel, gdn_out_smem(M, M), &out_ok);
+    if (e != cudaSuccess) return e;
+    dim3 grid((unsigned)a.N, (unsigned)H);
+    gdn_local_kernel<<<grid, GDN_THREADS, gdn_local_make(dk, dv).total, st>>>(a);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    gdn_state_kernel<<<dim3((unsigned)(dv / GDN_BV), (unsigned)H), GDN_ST_THREADS, gdn_state_smem(dk), st>>>(a);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    gdn_out_kernel<<<grid, GDN_THREADS, gdn_out_smem(dk, dv), st>>>(a);
+    return cudaGetLastError();
+}

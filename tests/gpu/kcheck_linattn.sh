@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# kcheck step (tests/gpu/device_run.sh): the chunked gla/gdn kernels against the verified
+# recurrences on random inputs (tolerances in tests/gpu/la_check.cu). Exit 0 pass, 1 fail.
+set -u
+cd "$(dirname "$0")/../.."
+bin=$(bash tests/gpu/la_build.sh "${1:-build}") || { echo "la_check: build failed"; exit 1; }
+timeout 120 "$bin" check
