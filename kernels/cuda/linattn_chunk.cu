@@ -83,6 +83,8 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
 
 /* ---- scan: carried states, one thread per element -------------------------------------- */
 
+#define GLA_PF 4                 /* chunks of U and P loaded ahead (loads in flight per thread) */
+
 __global__ static void gla_scan_kernel(gla_args a) {
     const size_t per_head = (size_t)a.dk * a.dv, stride = (size_t)a.H * per_head;
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -90,29 +92,61 @@ __global__ static void gla_scan_kernel(gla_args a) {
     const int h = (int)(e / per_head), i = (int)(e % per_head / a.dv);
     const bool lz_writer = a.Lz && e % a.dv == 0;
     const size_t pst = (size_t)a.H * a.dk, pi = (size_t)h * a.dk + i;
+    const int last = a.N - 1;    /* U and P of chunks 0..last-1 feed the states; Z of 0..last is stored */
     const float *u = a.U + e;
     float *z = a.Z + e;
+    /* ub[d], pb[d]: U and P of chunk n0 + d. Loaded GLA_PF chunks ahead: without SWLA Z is U
+     * itself (in place), and Z_n is stored only after U_n was read, so a load ahead never
+     * sees a stored state. */
+    float ub[GLA_PF], pb[GLA_PF];
+    #pragma unroll
+    for (int d = 0; d < GLA_PF; d++) {
+        ub[d] = d < last ? u[(size_t)d * stride] : 0.0f;
+        pb[d] = d < last ? a.P[(size_t)d * pst + pi] : 0.0f;
+    }
     float zs = 0.0f;
     double wsum = 0.0;           /* sum of P over the chunks in the state: [f, n-1] */
     int f = 0;
-    for (int n = 0; n < a.N; n++) {
-        /* U_n is read before Z_n is stored: without SWLA, Z may be U itself (in place) */
-        const bool more = n + 1 < a.N;
-        const float un = more ? u[(size_t)n * stride] : 0.0f;
-        const float pn = more ? a.P[(size_t)n * pst + pi] : 0.0f;
-        z[(size_t)n * stride] = zs;
-        if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
-        if (!more) break;
-        zs = expf(pn) * zs + un;
-        wsum += pn;
-        const int fz = a.swla ? la_chunk_fz(n + 1, a.T, a.swla, a.W, a.S) : 0;
-        while (f < fz) {
-            const float pf = a.P[(size_t)f * pst + pi];
-            zs -= expf((float)(wsum - pf)) * u[(size_t)f * stride];
-            wsum -= pf;
-            f++;
+    float uf = 0.0f, pf = 0.0f;  /* U_f and P_f loaded ahead for the next drop (SWLA) */
+    bool have_f = false;
+    for (int n0 = 0; n0 <= last; n0 += GLA_PF) {
+        #pragma unroll
+        for (int d = 0; d < GLA_PF; d++) {
+            const int n = n0 + d;
+            if (n > last) break;
+            const float un = ub[d], pn = pb[d];
+            if (n + GLA_PF < last) {
+                ub[d] = u[(size_t)(n + GLA_PF) * stride];
+                pb[d] = a.P[(size_t)(n + GLA_PF) * pst + pi];
+            }
+            z[(size_t)n * stride] = zs;
+            if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
+            if (n == last) break;
+            zs = expf(pn) * zs + un;
+            wsum += pn;
+            if (a.swla) {
+                /* chunks leaving the window: subtract each as the U it was added with, decayed
+                 * by the P summed since (U is a separate buffer under SWLA) */
+                const int fz = la_chunk_fz(n + 1, a.T, a.swla, a.W, a.S);
+                while (f < fz) {
+                    float uu = uf, pp = pf;
+                    if (!have_f) {
+                        uu = u[(size_t)f * stride];
+                        pp = a.P[(size_t)f * pst + pi];
+                    }
+                    have_f = false;
+                    zs -= expf((float)(wsum - pp)) * uu;
+                    wsum -= pp;
+                    f++;
+                }
+                if (f == n + 1) { zs = 0.0f; wsum = 0.0; } /* empty window: exactly zero, no residue */
+                if (!have_f && f < last) {
+                    uf = u[(size_t)f * stride];
+                    pf = a.P[(size_t)f * pst + pi];
+                    have_f = true;
+                }
+            }
         }
-        if (f == n + 1) { zs = 0.0f; wsum = 0.0; } /* empty window: exactly zero, no residue */
     }
 }
 

@@ -10,7 +10,9 @@
  *         the state evolve independently): stores S_n, then Vn = U - W S_n (overwrites U),
  *         S_{n+1} = gamma_last S_n + Khat^T Vn with Khat_s = exp(b_last - b_s) k_s. The state
  *         product W S goes through three tf32 products (hi/lo split of both operands) so the
- *         fp32 state does not pick up tf32 rounding at every chunk.
+ *         fp32 state does not pick up tf32 rounding at every chunk (K K^T and W, which make
+ *         up the transition, are 3xTF32 too; the products that only carry new inputs, U = Tm V
+ *         and Khat^T Vn, and the output products are single tf32).
  *  output (one block per chunk and head): o = (q/sqrt(dk) o gamma) S_n + M Vn with
  *         M = lower(Gam o Q K^T)/sqrt(dk) (diagonal included). */
 #include "linattn_chunk_common.cuh"
@@ -88,13 +90,15 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
     for (int s = tid; s < LC; s += blockDim.x) bet[s] = t0 + s < a.T ? a.beta[(size_t)(t0 + s) * a.H + h] : 0.0f;
     gdn_cumsum(bd, a, n, h);
     __syncthreads();
-    /* K K^T, the lower 4 x 4 blocks (the upper ones are not needed) */
+    /* K K^T, the lower 4 x 4 blocks (the upper ones are not needed). K K^T and W enter the
+     * chunk's state transition (gamma_last I - Khat^T W), which every later state goes
+     * through: both in 3xTF32, like the state product, so the transition is fp32-accurate. */
     for (int tile = warp; tile < 16; tile += GDN_WARPS) {
         const int rb = tile >> 2, cb = tile & 3;
         if (cb > rb) continue;
         la_acc c;
         wmma::fill_fragment(c, 0.0f);
-        la_mma<la_a_row, la_b_col>(c, ks + rb * 16 * LDK, LDK, 8, ks + cb * 16 * LDK, LDK, 8, dk);
+        la_mma_3x<la_a_row, la_b_col>(c, ks + rb * 16 * LDK, LDK, 8, ks + cb * 16 * LDK, LDK, 8, dk);
         wmma::store_matrix_sync(gm + rb * 16 * LA_LDA + cb * 16, c, LA_LDA, wmma::mem_row_major);
     }
     __syncthreads();
@@ -133,7 +137,8 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
         la_acc c;
         wmma::fill_fragment(c, 0.0f);
         if (isw) {
-            la_mma<la_a_row, la_b_row>(c, xm + rb * 16 * LA_LDA, LA_LDA, 8, ks + cb * 16, LDK, (size_t)8 * LDK, (rb + 1) * 16);
+            la_mma_3x<la_a_row, la_b_row>(c, xm + rb * 16 * LA_LDA, LA_LDA, 8, ks + cb * 16, LDK, (size_t)8 * LDK,
+                                          (rb + 1) * 16);
             wmma::store_matrix_sync(a.Wb + (size_t)(t0 + rb * 16) * a.H * dk + (size_t)h * dk + cb * 16, c,
                                     (unsigned)(a.H * dk), wmma::mem_row_major);
         } else {
