@@ -38,13 +38,10 @@ struct gdn_args {
     float scale;
 };
 
-/* b_t (chunk-local cumulative ln alpha, double) for the LC rows of chunk n by warp 0, two rows
- * per lane and a shuffle scan; rows past T add 0. Visible to the block after a barrier. */
-__device__ static void gdn_cumsum(double *bd, const gdn_args &a, int n, int h) {
-    if (threadIdx.x >= 32) return;
-    const int lane = threadIdx.x, t = n * LC + 2 * lane;
-    const double x0 = t < a.T ? (double)a.la[(size_t)t * a.H + h] : 0.0;
-    const double x1 = t + 1 < a.T ? (double)a.la[(size_t)(t + 1) * a.H + h] : 0.0;
+/* Inclusive prefix sums (double) of LC values by warp 0, two per lane and a shuffle scan;
+ * visible to the block after a barrier. */
+__device__ static void gdn_scan64(double *bd, double x0, double x1) {
+    const int lane = threadIdx.x;
     const double pair = x0 + x1;
     double incl = pair;
     #pragma unroll
@@ -52,9 +49,17 @@ __device__ static void gdn_cumsum(double *bd, const gdn_args &a, int n, int h) {
         const double y = __shfl_up_sync(0xffffffffu, incl, o);
         if (lane >= o) incl += y;
     }
-    const double before = incl - pair;
-    bd[2 * lane] = before + x0;
+    bd[2 * lane] = incl - pair + x0;
     bd[2 * lane + 1] = incl;
+}
+
+/* b_t (chunk-local cumulative ln alpha) for the LC rows of chunk n; rows past T add 0. */
+__device__ static void gdn_cumsum(double *bd, const gdn_args &a, int n, int h) {
+    if (threadIdx.x >= 32) return;
+    const int t = n * LC + 2 * threadIdx.x;
+    const double x0 = t < a.T ? (double)a.la[(size_t)t * a.H + h] : 0.0;
+    const double x1 = t + 1 < a.T ? (double)a.la[(size_t)(t + 1) * a.H + h] : 0.0;
+    gdn_scan64(bd, x0, x1);
 }
 
 /* ---- local: WY representation of the chunk -------------------------------------------- */
@@ -151,66 +156,101 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
 
 /* ---- state pass: sequential over chunks, 16 value columns per block --------------------- */
 
-static size_t gdn_state_smem(int dk) {
-    return sizeof(float) * ((size_t)4 * LC * (dk + 4) + (size_t)dk * GDN_LDS + (size_t)LC * GDN_LDS) +
-           sizeof(double) * LC;
+/* Shared memory of the state pass: two buffers of {W, k} [LC][dk+4], U columns [LC][LDS] and
+ * ln alpha [LC] (chunk n and the prefetch of n+1), the state [dk][LDS], Vn [LC][LDS], b
+ * (double) and the Khat row factors. */
+struct gdn_state_layout {
+    size_t buf, w, k, u, la, ss, vn, bd, fac, total; /* float offsets; w, k, u, la within a buffer */
+};
+
+__host__ __device__ static gdn_state_layout gdn_state_make(int dk) {
+    gdn_state_layout L;
+    L.w = 0;
+    L.k = L.w + (size_t)LC * (dk + 4);
+    L.u = L.k + (size_t)LC * (dk + 4);
+    L.la = L.u + (size_t)LC * GDN_LDS;
+    L.buf = L.la + LC;                          /* one buffer; a multiple of 8 floats */
+    size_t off = 2 * L.buf;
+    L.ss = off; off += (size_t)dk * GDN_LDS;
+    L.vn = off; off += (size_t)LC * GDN_LDS;
+    L.bd = off; off += 2 * LC;                  /* LC doubles */
+    L.fac = off; off += LC;
+    L.total = off;
+    return L;
 }
 
-/* W and k of chunk n+1 are copied (cp.async) into the second buffer pair while chunk n is
- * computed, so the sequential loop waits on memory only when the copy is slower. */
-__global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_args a) {
-    extern __shared__ __align__(128) unsigned char smb[];
-    const int dk = a.dk, LDK = dk + 4;
-    float *buf = (float *)smb;                 /* [2][W, k][LC][LDK] */
-    float *ss = buf + 4 * LC * LDK, *vn = ss + dk * GDN_LDS;
-    double *bd = (double *)(vn + LC * GDN_LDS);
-    const int cb = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
-    const int col0 = cb * GDN_BV, Tp = a.N * LC;
+/* Chunk n's W, k, this block's U columns and ln alpha into buffer b, by cp.async (rows past T
+ * zero-filled; W and U exist for every row of the last chunk). */
+__device__ static void gdn_state_prefetch(const gdn_args &a, const gdn_state_layout &Ly, float *sm, int b, int n,
+                                          int h, int col0) {
+    const int dk = a.dk, LDK = dk + 4, t0 = n * LC;
     const size_t ldw = (size_t)a.H * dk, ldu = (size_t)a.H * a.dv;
+    float *base = sm + (size_t)b * Ly.buf;
+    la_load_tile_async(base + Ly.w, LDK, a.Wb, ldw, (size_t)h * dk, t0, a.N * LC, dk);
+    la_load_tile_async(base + Ly.k, LDK, a.k, ldw, (size_t)h * dk, t0, a.T, dk);
+    for (int i = threadIdx.x; i < LC * (GDN_BV / 4); i += blockDim.x) {
+        const int r = i / (GDN_BV / 4), c = (i % (GDN_BV / 4)) * 4;
+        __pipeline_memcpy_async(base + Ly.u + r * GDN_LDS + c, a.Ub + (size_t)(t0 + r) * ldu + (size_t)h * a.dv + col0 + c, 16);
+    }
+    for (int s = threadIdx.x; s < LC; s += blockDim.x) {
+        const bool ok = t0 + s < a.T;
+        __pipeline_memcpy_async(base + Ly.la + s, a.la + (size_t)(ok ? t0 + s : t0) * a.H + h, 4, ok ? 0 : 4);
+    }
+}
+
+/* Everything chunk n+1 needs is copied (cp.async) into the second buffer while chunk n is
+ * computed, so the sequential loop waits on memory only when a copy is slower than a step. */
+__global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_args a) {
+    extern __shared__ __align__(128) float sm[];
+    const int dk = a.dk, LDK = dk + 4;
+    const gdn_state_layout Ly = gdn_state_make(dk);
+    float *ss = sm + Ly.ss, *vn = sm + Ly.vn, *fac = sm + Ly.fac;
+    double *bd = (double *)(sm + Ly.bd);
+    const int cb = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
+    const int col0 = cb * GDN_BV;
+    const size_t ldu = (size_t)a.H * a.dv;
     for (int i = tid; i < dk * GDN_LDS; i += blockDim.x) ss[i] = 0.0f;
-    la_load_tile_async(buf, LDK, a.Wb, ldw, (size_t)h * dk, 0, Tp, dk);
-    la_load_tile_async(buf + LC * LDK, LDK, a.k, ldw, (size_t)h * dk, 0, a.T, dk);
+    gdn_state_prefetch(a, Ly, sm, 0, 0, h, col0);
     __pipeline_commit();
     for (int n = 0; n < a.N; n++) {
-        const int t0 = n * LC;
-        float *ws = buf + (n & 1) * 2 * LC * LDK, *ks = ws + LC * LDK;
-        __syncthreads();                   /* step n-1 is done with ss, vn, bd and the other buffers */
-        if (n + 1 < a.N) {
-            float *wn = buf + ((n + 1) & 1) * 2 * LC * LDK;
-            la_load_tile_async(wn, LDK, a.Wb, ldw, (size_t)h * dk, t0 + LC, Tp, dk);
-            la_load_tile_async(wn + LC * LDK, LDK, a.k, ldw, (size_t)h * dk, t0 + LC, a.T, dk);
-        }
-        __pipeline_commit();               /* possibly empty: keeps one group per step */
+        const int t0 = n * LC, b = n & 1;
+        float *base = sm + (size_t)b * Ly.buf, *ks = base + Ly.k;
+        const float *ws = base + Ly.w, *us = base + Ly.u, *las = base + Ly.la;
+        __syncthreads();                   /* step n-1 is done with ss, vn, bd, fac and buffer b^1 */
+        if (n + 1 < a.N) gdn_state_prefetch(a, Ly, sm, b ^ 1, n + 1, h, col0);
+        __pipeline_commit();               /* possibly empty: one group per step */
         /* S_n for the output kernel */
         float *sn = a.Sb + ((size_t)n * a.H + h) * dk * a.dv + col0;
         for (int i = tid; i < dk * GDN_BV; i += blockDim.x)
             sn[(size_t)(i / GDN_BV) * a.dv + i % GDN_BV] = ss[(i / GDN_BV) * GDN_LDS + i % GDN_BV];
-        gdn_cumsum(bd, a, n, h);
         __pipeline_wait_prior(1);          /* this chunk's copies (all but the newest group) */
         __syncthreads();
-        /* Vn = U - W S (rows of this chunk, this block's columns), written back over U */
+        /* Vn = U - W S (rows of this chunk, this block's columns), also written over U */
         if (warp < 4) {
-            float *ub = a.Ub + (size_t)(t0 + warp * 16) * ldu + (size_t)h * a.dv + col0;
             la_acc c;
-            wmma::load_matrix_sync(c, ub, (unsigned)ldu, wmma::mem_row_major);
+            wmma::load_matrix_sync(c, us + warp * 16 * GDN_LDS, GDN_LDS, wmma::mem_row_major);
             #pragma unroll
             for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
             la_mma_3x<la_a_row, la_b_row>(c, ws + warp * 16 * LDK, LDK, 8, ss, GDN_LDS, (size_t)8 * GDN_LDS, dk);
             #pragma unroll
             for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
             wmma::store_matrix_sync(vn + warp * 16 * GDN_LDS, c, GDN_LDS, wmma::mem_row_major);
-            wmma::store_matrix_sync(ub, c, (unsigned)ldu, wmma::mem_row_major);
+            wmma::store_matrix_sync(a.Ub + (size_t)(t0 + warp * 16) * ldu + (size_t)h * a.dv + col0, c, (unsigned)ldu,
+                                    wmma::mem_row_major);
         }
         if (n + 1 == a.N) break;
-        /* Khat = exp(b_last - b_s) k_s in place */
-        const double bl = bd[LC - 1];
-        for (int i = tid; i < LC * dk; i += blockDim.x) {
-            const int s = i / dk;
-            ks[s * LDK + i % dk] *= expf((float)(bl - bd[s]));
+        if (warp == 0) {                   /* b_t, then the Khat row factors exp(b_last - b_s) */
+            gdn_scan64(bd, (double)las[2 * tid], (double)las[2 * tid + 1]);
+            __syncwarp();
+            const double bl = bd[LC - 1];
+            fac[2 * tid] = expf((float)(bl - bd[2 * tid]));
+            fac[2 * tid + 1] = expf((float)(bl - bd[2 * tid + 1]));
         }
         __syncthreads();
+        for (int i = tid; i < LC * dk; i += blockDim.x) ks[(i / dk) * LDK + i % dk] *= fac[i / dk];
+        __syncthreads();
         /* S = gamma_last S + Khat^T Vn */
-        const float gl = expf((float)bl);
+        const float gl = expf((float)bd[LC - 1]);
         for (int tile = warp; tile < dk / 16; tile += GDN_ST_WARPS) {
             la_acc c;
             wmma::load_matrix_sync(c, ss + tile * 16 * GDN_LDS, GDN_LDS, wmma::mem_row_major);
@@ -222,6 +262,8 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
     }
     __pipeline_wait_prior(0);
 }
+
+static size_t gdn_state_smem(int dk) { return gdn_state_make(dk).total * sizeof(float); }
 
 /* ---- output --------------------------------------------------------------------------- */
 
