@@ -5,11 +5,14 @@
 
 #include "kernels.cuh"
 #include "linattn_chunk.cuh"
+#include "linattn_window.h"
 
 #include <cuda_pipeline.h>
 #include <mma.h>
 
 #define LC CU_LA_CHUNK
+static_assert(CU_LA_CHUNK == LA_CHUNK, "one chunk size");
+static_assert(CU_SWLA_EXACT == LA_SWLA_EXACT && CU_SWLA_OVERLAP == LA_SWLA_OVERLAP, "one set of SWLA modes");
 #define LA_LDA (LC + 4)          /* row stride of a chunk x chunk matrix in shared memory */
 
 typedef nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 8, float> la_acc;
@@ -111,28 +114,6 @@ __device__ __forceinline__ void la_load_tile_async(float *dst, int ldd, const fl
         const float *s = src + (size_t)(ok ? t : t0 < T ? t0 : 0) * ld + col0 + c;
         __pipeline_memcpy_async(dst + r * ldd + c, s, 16, ok ? 0 : 16);
     }
-}
-
-/* First position query t may see under the SWLA knob (0 when off), as la_visible_lo in
- * kernels/cpu/linattn.c. */
-__host__ __device__ __forceinline__ long la_chunk_lo(long t, int swla, int W, int S) {
-    long lo = 0;
-    if (swla == CU_SWLA_EXACT) lo = t - W + 1;
-    else if (swla == CU_SWLA_OVERLAP) lo = (t / S + 1) * S - W;
-    return lo > 0 ? lo : 0;
-}
-
-/* Chunk n's carried state holds chunks [la_chunk_fz(n), n-1]: every one of them is visible in
- * full to every query of chunk n (the visible start never decreases with t, so the last query
- * binds). Chunks [la_chunk_pd(n), la_chunk_fz(n) - 1] are cut by some query's window edge
- * and are computed directly with a mask. */
-__host__ __device__ __forceinline__ int la_chunk_fz(int n, int T, int swla, int W, int S) {
-    long t1 = (long)(n + 1) * LC < (long)T ? (long)(n + 1) * LC - 1 : (long)T - 1;
-    long fs = (la_chunk_lo(t1, swla, W, S) + LC - 1) / LC;
-    return fs < n ? (int)fs : n;
-}
-__host__ __device__ __forceinline__ int la_chunk_pd(int n, int swla, int W, int S) {
-    return (int)(la_chunk_lo((long)n * LC, swla, W, S) / LC);
 }
 
 #endif

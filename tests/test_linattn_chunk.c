@@ -1,0 +1,201 @@
+/* The chunk schedule of the CUDA gla kernels (kernels/cuda/linattn_chunk.cu), run on the CPU
+ * with the kernels' own visibility functions (kernels/cuda/linattn_window.h) and the same
+ * steps: per-chunk log decay P and contribution U = Khat^T V, the carried-state scan with its
+ * look-ahead loads, in-place update without SWLA and chunk drops under SWLA (decay summed in
+ * double), and the output (state term, intra-chunk causal and window mask, cut chunks carried
+ * back by the window decay). Compared with the recurrent CPU kernel (gla_forward_recurrent,
+ * itself tested against the naive reference) on random inputs: exact windows that are and are
+ * not multiples of the chunk or shorter than it, overlap with aligned, short and straddling
+ * blocks, weak and strong gates. Tolerance: largest difference <= 2e-5 of the output RMS (fp32
+ * and double arithmetic here; the kernels' tf32 rounding is checked on the GPU by kcheck). */
+#include "test.h"
+#include "cpu/kernels.h"
+#include "cuda/linattn_window.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define C LA_CHUNK
+
+typedef struct {
+    int T, H, dk, dv, N, swla, W, S;
+    const float *q, *k, *v, *gk;
+} sched;
+
+static float frand(unsigned *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffffff) / 16777216.0f;
+}
+
+/* local: P[n,h,c] = chunk total of gk; U[n,h] = sum_s Khat_s^T v_s, Khat_s = k_s exp(P - b_s) */
+static void local_pass(const sched *a, float *P, float *U) {
+    for (int n = 0; n < a->N; n++)
+        for (int h = 0; h < a->H; h++)
+            for (int c = 0; c < a->dk; c++) {
+                double bl = 0.0, b = 0.0;
+                for (int s = 0; s < C && n * C + s < a->T; s++) bl += a->gk[(size_t)(n * C + s) * a->H * a->dk + h * a->dk + c];
+                float *u = U + (((size_t)n * a->H + h) * a->dk + c) * a->dv;
+                for (int j = 0; j < a->dv; j++) u[j] = 0.0f;
+                for (int s = 0; s < C && n * C + s < a->T; s++) {
+                    const size_t t = (size_t)(n * C + s);
+                    b += a->gk[t * a->H * a->dk + h * a->dk + c];
+                    const float kh = a->k[t * a->H * a->dk + h * a->dk + c] * expf((float)(bl - b));
+                    for (int j = 0; j < a->dv; j++) u[j] += kh * a->v[t * a->H * a->dv + h * a->dv + j];
+                }
+                P[((size_t)n * a->H + h) * a->dk + c] = (float)bl;
+            }
+}
+
+/* scan, element by element, the kernel's loop (GLA_PF = 4 look-ahead, in place when Z == U) */
+static void scan_pass(const sched *a, const float *P, const float *U, float *Z, float *Lz) {
+    const size_t per_head = (size_t)a->dk * a->dv, stride = (size_t)a->H * per_head, pst = (size_t)a->H * a->dk;
+    const int last = a->N - 1;
+    for (size_t e = 0; e < stride; e++) {
+        const size_t pi = (e / per_head) * a->dk + e % per_head / a->dv;
+        const float *u = U + e;
+        float *z = Z + e;
+        float ub[4], pb[4];
+        for (int d = 0; d < 4; d++) {
+            ub[d] = d < last ? u[(size_t)d * stride] : 0.0f;
+            pb[d] = d < last ? P[(size_t)d * pst + pi] : 0.0f;
+        }
+        float zs = 0.0f, uf = 0.0f, pf = 0.0f;
+        double wsum = 0.0;
+        int f = 0, have_f = 0;
+        for (int n0 = 0; n0 <= last; n0 += 4)
+            for (int d = 0; d < 4; d++) {
+                const int n = n0 + d;
+                if (n > last) break;
+                const float un = ub[d], pn = pb[d];
+                if (n + 4 < last) { ub[d] = u[(size_t)(n + 4) * stride]; pb[d] = P[(size_t)(n + 4) * pst + pi]; }
+                z[(size_t)n * stride] = zs;
+                if (Lz && e % a->dv == 0) Lz[(size_t)n * pst + pi] = (float)wsum;
+                if (n == last) break;
+                zs = expf(pn) * zs + un;
+                wsum += pn;
+                if (a->swla) {
+                    const int fz = la_chunk_fz(n + 1, a->T, a->swla, a->W, a->S);
+                    while (f < fz) {
+                        float uu = uf, pp = pf;
+                        if (!have_f) { uu = u[(size_t)f * stride]; pp = P[(size_t)f * pst + pi]; }
+                        have_f = 0;
+                        zs -= expf((float)(wsum - pp)) * uu;
+                        wsum -= pp;
+                        f++;
+                    }
+                    if (f == n + 1) { zs = 0.0f; wsum = 0.0; }
+                    if (!have_f && f < last) { uf = u[(size_t)f * stride]; pf = P[(size_t)f * pst + pi]; have_f = 1; }
+                }
+            }
+    }
+}
+
+/* output of query t (head h) as the output kernel assembles it */
+static void out_row(const sched *a, const float *Z, const float *Lz, int t, int h, double *o) {
+    const int n = t / C, t0 = n * C, dk = a->dk, dv = a->dv, ldk = a->H * dk, ldv = a->H * dv;
+    const int fz = a->swla ? la_chunk_fz(n, a->T, a->swla, a->W, a->S) : 0;
+    const int pd = a->swla ? la_chunk_pd(n, a->swla, a->W, a->S) : 0;
+    const long lo = la_chunk_lo(t, a->swla, a->W, a->S);
+    const double scale = 1.0 / sqrt((double)dk);
+    double qt[64], bt[64];
+    for (int c = 0; c < dk; c++) {
+        double b = 0.0;
+        for (int s = t0; s <= t; s++) b += a->gk[(size_t)s * ldk + h * dk + c];
+        bt[c] = b;
+        qt[c] = scale * a->q[(size_t)t * ldk + h * dk + c] * exp(b);
+    }
+    for (int j = 0; j < dv; j++) o[j] = 0.0;
+    for (int s = t0; s <= t; s++) {   /* intra, causal and window mask */
+        if (s < lo) continue;
+        double acc = 0.0;
+        for (int c = 0; c < dk; c++) {
+            double bs = 0.0;
+            for (int r = t0; r <= s; r++) bs += a->gk[(size_t)r * ldk + h * dk + c];
+            acc += scale * a->q[(size_t)t * ldk + h * dk + c] * a->k[(size_t)s * ldk + h * dk + c] * exp(bt[c] - bs);
+        }
+        for (int j = 0; j < dv; j++) o[j] += acc * a->v[(size_t)s * ldv + h * dv + j];
+    }
+    if (fz < n)
+        for (int c = 0; c < dk; c++)
+            for (int j = 0; j < dv; j++) o[j] += qt[c] * Z[(((size_t)n * a->H + h) * dk + c) * dv + j];
+    if (pd < fz) {
+        double qh[64];
+        for (int c = 0; c < dk; c++) qh[c] = qt[c] * (fz < n ? exp(Lz[((size_t)n * a->H + h) * dk + c]) : 1.0);
+        for (int jc = fz - 1; jc >= pd; jc--) {
+            double bl[64], bs[64][C];
+            for (int c = 0; c < dk; c++) {
+                double b = 0.0;
+                for (int s = 0; s < C; s++) { b += a->gk[(size_t)(jc * C + s) * ldk + h * dk + c]; bs[c][s] = b; }
+                bl[c] = b;
+            }
+            for (int s = 0; s < C; s++) {
+                if ((long)jc * C + s < lo) continue;
+                double acc = 0.0;
+                for (int c = 0; c < dk; c++) acc += qh[c] * a->k[(size_t)(jc * C + s) * ldk + h * dk + c] * exp(bl[c] - bs[c][s]);
+                for (int j = 0; j < dv; j++) o[j] += acc * a->v[(size_t)(jc * C + s) * ldv + h * dv + j];
+            }
+            for (int c = 0; c < dk; c++) qh[c] *= exp(bl[c]);
+        }
+    }
+}
+
+/* Largest |schedule - recurrence| relative to the recurrence's RMS. */
+static double schedule_error(int T, int swla, int W, int S, float gmax, unsigned seed) {
+    const int H = 2, dk = 6, dv = 3;
+    sched a = {T, H, dk, dv, (T + C - 1) / C, swla, W, S, NULL, NULL, NULL, NULL};
+    size_t nk = (size_t)T * H * dk, nv = (size_t)T * H * dv, ns = (size_t)a.N * H * dk * dv;
+    float *q = malloc(nk * 4), *k = malloc(nk * 4), *v = malloc(nv * 4), *gk = malloc(nk * 4), *ref = malloc(nv * 4);
+    float *P = malloc((size_t)a.N * H * dk * 4), *Lz = malloc((size_t)a.N * H * dk * 4);
+    float *U = malloc(ns * 4), *Z = malloc(ns * 4);
+    for (size_t i = 0; i < nk; i++) { q[i] = frand(&seed) - 0.5f; k[i] = frand(&seed) - 0.5f; gk[i] = -gmax * frand(&seed); }
+    for (size_t i = 0; i < nv; i++) v[i] = frand(&seed) - 0.5f;
+    a.q = q; a.k = k; a.v = v; a.gk = gk;
+    gla_forward_recurrent(ref, q, k, v, gk, T, H, dk, dv, swla, W, S);
+    local_pass(&a, P, U);
+    if (swla) {
+        scan_pass(&a, P, U, Z, Lz);
+    } else {
+        memcpy(Z, U, ns * 4);      /* the kernels scan in place without SWLA */
+        scan_pass(&a, P, Z, Z, NULL);
+    }
+    double ss = 0.0, mx = 0.0;
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < H; h++) {
+            double o[64];
+            out_row(&a, Z, Lz, t, h, o);
+            for (int j = 0; j < dv; j++) {
+                double r = ref[(size_t)t * H * dv + h * dv + j], d = fabs(o[j] - r);
+                ss += r * r;
+                if (!(d <= mx)) mx = d;
+            }
+        }
+    free(q); free(k); free(v); free(gk); free(ref); free(P); free(Lz); free(U); free(Z);
+    return mx / (sqrt(ss / ((double)T * H * dv)) + 1e-30);
+}
+
+TEST(linattn_chunk_schedule_plain) {
+    const int Ts[] = {1, 63, 64, 65, 300, 500};
+    for (int i = 0; i < 6; i++)
+        for (int strong = 0; strong < 2; strong++) {
+            double e = schedule_error(Ts[i], 0, 0, 0, strong ? 5.0f : 0.01f, 11u + (unsigned)i);
+            CHECK(e <= 2e-5, "plain T=%d strong=%d: max error %.3g of the RMS", Ts[i], strong, e);
+        }
+}
+
+TEST(linattn_chunk_schedule_swla) {
+    /* {T, mode, W, S}: exact W multiple of the chunk, not, below it, 1, above T; overlap with
+     * chunk-aligned blocks, stride below the chunk, blocks straddling chunk edges */
+    static const int cases[][4] = {
+        {500, 1, 64, 0}, {500, 1, 100, 0}, {500, 1, 128, 0}, {500, 1, 129, 0}, {500, 1, 30, 0},
+        {500, 1, 1, 0}, {65, 1, 64, 0}, {300, 1, 1000, 0}, {500, 2, 256, 64}, {500, 2, 100, 30},
+        {500, 2, 300, 100}, {500, 2, 77, 77}, {500, 2, 200, 150}, {130, 2, 64, 1},
+    };
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
+        for (int strong = 0; strong < 2; strong++) {
+            const int *c = cases[i];
+            double e = schedule_error(c[0], c[1], c[2], c[3], strong ? 5.0f : 0.01f, 101u + (unsigned)i);
+            CHECK(e <= 2e-5, "T=%d mode=%d W=%d S=%d strong=%d: max error %.3g of the RMS", c[0], c[1], c[2], c[3],
+                  strong, e);
+        }
+}
