@@ -37,6 +37,7 @@ struct gla_args {
     float *out;
     const float *q, *k, *v, *gk;
     float *U, *Z, *P, *Lz;       /* chunk contributions, carried states, log decays, window log decays */
+    float *Kh;                   /* SWLA: Khat of every chunk [N*LC, H*dk] for the cut chunks (else NULL) */
     int T, H, dk, dv, N, swla, W, S;
     float scale;
 };
@@ -69,6 +70,13 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
         a.P[((size_t)n * a.H + h) * dk + c] = (float)bl;
     }
     __syncthreads();
+    if (a.Kh) {                  /* SWLA: the output kernel reads Khat of the chunks a window edge cuts */
+        const int q4 = dk >> 2;
+        for (int i = threadIdx.x; i < LC * q4; i += blockDim.x) {
+            const int r = i / q4, c = (i % q4) * 4;
+            *(float4 *)(a.Kh + (size_t)(t0 + r) * a.H * dk + (size_t)h * dk + c) = *(const float4 *)(ks + r * LDK + c);
+        }
+    }
     const int nbv = dv / 16, ntile = (dk / 16) * nbv;
     float *u = a.U + ((size_t)n * a.H + h) * dk * dv;
     for (int tile = warp; tile < ntile; tile += GLA_WARPS) {
@@ -171,25 +179,13 @@ __host__ __device__ static gla_out_layout gla_out_make(int dk, int dv) {
     return L;
 }
 
-/* Loads k and gk of a full earlier chunk j and turns k into Khat (decayed to the chunk end);
- * pj[c] gets the chunk's log decay. */
-__device__ static void gla_load_key_chunk(const gla_args &a, int j, int h, float *ks, float *bs, float *vs,
-                                          float *pj) {
-    const int dk = a.dk, LDK = dk + 4;
-    la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, j * LC, a.T, dk);
-    la_load_tile(bs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, j * LC, a.T, dk);
+/* Loads Khat (k decayed to the chunk end, written by the local kernel), v and the log decay
+ * of a full earlier chunk j. */
+__device__ static void gla_load_key_chunk(const gla_args &a, int j, int h, float *ks, float *vs, float *pj) {
+    const int dk = a.dk;
+    la_load_tile(ks, dk + 4, a.Kh, (size_t)a.H * dk, (size_t)h * dk, j * LC, a.N * LC, dk);
     la_load_tile(vs, a.dv + 4, a.v, (size_t)a.H * a.dv, (size_t)h * a.dv, j * LC, a.T, a.dv);
-    __syncthreads();
-    for (int c = threadIdx.x; c < dk; c += blockDim.x) {
-        double bl = 0.0;
-        for (int s = 0; s < LC; s++) bl += bs[s * LDK + c];
-        double b = 0.0;
-        for (int s = 0; s < LC; s++) {
-            b += bs[s * LDK + c];
-            ks[s * LDK + c] *= expf((float)(bl - b));
-        }
-        pj[c] = (float)bl;
-    }
+    for (int c = threadIdx.x; c < dk; c += blockDim.x) pj[c] = a.P[((size_t)j * a.H + h) * dk + c];
     __syncthreads();
 }
 
@@ -303,7 +299,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
             for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= expf(lz[i % dk]);
         for (int j = fz - 1; j >= pd; j--) {
             __syncthreads();               /* ks, bs, vs, as free; Qhat complete */
-            gla_load_key_chunk(a, j, h, ks, bs, vs, pj);
+            gla_load_key_chunk(a, j, h, ks, vs, pj);
             for (int u = 0; u < 2; u++) {
                 const int tile = warp + GLA_WARPS * u, rb = tile >> 2, cb = tile & 3;
                 la_acc c;
@@ -364,12 +360,13 @@ int cu_la_chunk_fits(int dk, int dv) {
 
 static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
-/* gla: two state arrays (contributions, carried states) + two [N, H, dk] log-decay arrays;
+/* gla: two state arrays (contributions, carried states) + two [N, H, dk] log-decay arrays +
+ * Khat [N*LC, H*dk];
  * gdn: one state array + W [N*LC, H*dk] + U [N*LC, H*dv] (linattn_chunk_gdn.cu). */
 size_t cu_la_chunk_work_bytes(int T, int H, int dk, int dv) {
     if (T < 1 || H < 1 || !cu_la_chunk_fits(dk, dv)) return 0;
     size_t N = ((size_t)T + LC - 1) / LC, st = align256(N * H * dk * dv * 4);
-    size_t gla = 2 * st + 2 * align256(N * H * dk * 4);
+    size_t gla = 2 * st + 2 * align256(N * H * dk * 4) + align256(N * LC * H * dk * 4);
     size_t gdn = st + align256(N * LC * H * dk * 4) + align256(N * LC * H * dv * 4);
     return gla > gdn ? gla : gdn;
 }
@@ -401,7 +398,9 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     /* without SWLA the scan rewrites each contribution into the state entering its chunk */
     a.Z = swla == CU_SWLA_OFF ? a.U : (float *)(base + st_bytes);
     a.P = (float *)(base + 2 * st_bytes);
-    a.Lz = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + align256((size_t)a.N * H * dk * 4));
+    const size_t pd_bytes = align256((size_t)a.N * H * dk * 4);
+    a.Lz = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + pd_bytes);
+    a.Kh = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + 2 * pd_bytes);
 
     static int local_ok, out_ok;
     const size_t ls = gla_local_smem(dk, dv), os = gla_out_make(dk, dv).total * sizeof(float);
