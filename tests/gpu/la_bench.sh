@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Bench rows of the chunked gla/gdn kernels (tests/gpu/la_check.cu bench): recurrences vs
 # chunk kernels, exact and overlap SWLA vs plain, at T = 4K/16K/64K, 8 heads, dk = dv = 128;
-# then flash-linear-attention's chunk_gla / chunk_gated_delta_rule at the same sizes when the
-# fla wheels are carried in .whl/ (its first call compiles and autotunes Triton kernels: the
-# step gets LA_FLA_STEP_S seconds, default 300). Usage: la_bench.sh [BUILD_DIR].
+# then flash-linear-attention's chunk_gla / chunk_gated_delta_rule (and SDPA) at LA_FLA_LENGTHS
+# (default 65536, the issue's comparison point; every length is a new Python process that
+# compiles and autotunes Triton kernels again) when the fla wheels are carried in .whl/; the
+# step gets LA_FLA_STEP_S seconds (default 300). Usage: la_bench.sh [BUILD_DIR].
 set -u
 cd "$(dirname "$0")/../.."
 bin=$(bash tests/gpu/la_build.sh "${1:-build}") || { echo "la_bench: build failed"; exit 1; }
@@ -11,7 +12,7 @@ for T in ${LA_BENCH_LENGTHS:-4096 16384 65536}; do timeout 120 "$bin" bench "$T"
 if ls .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; then
     if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/la_site \
         .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; then
-        for T in ${LA_BENCH_LENGTHS:-4096 16384 65536}; do
+        for T in ${LA_FLA_LENGTHS:-65536}; do
             PYTHONPATH=/tmp/la_site:${PYTHONPATH:-} timeout "${LA_FLA_STEP_S:-300}" python3 tests/bench/torch_ref.py kernels "$T" 8 128
         done
     else
