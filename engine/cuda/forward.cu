@@ -154,7 +154,7 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
     /* a window that covers every query's whole prefix is the plain recurrence */
     if (swla == HS_SWLA_EXACT && W >= T) swla = HS_SWLA_OFF;
     if (swla == HS_SWLA_OVERLAP && ((long)(T - 1) / S + 1) * S <= W) swla = HS_SWLA_OFF;
-    /* the chunked kernels (HS_CUDA_LINATTN=chunk; gdn only without SWLA) */
+    /* the chunked kernels (HS_CUDA_LINATTN=chunk; gdn: no SWLA, or chunk-aligned overlap) */
     const int chunk = cu_la_chunk_enabled() && cu_la_chunk_fits(dk, dv);
     if (gla) {
         const int r = mc->gate_low_rank_dim;
@@ -181,8 +181,9 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
             return -1;
         LAUNCH(cu_gdn_gates(ws->beta, ws->la, w->A_log, w->dt_bias, T, H, mc->allow_neg_eigval ? 2.0f : 1.0f,
                             cm->st));
-        if (swla == HS_SWLA_OFF && chunk)
-            LAUNCH(cu_gdn_chunk(ws->o, ws->q, ws->k, ws->v, ws->beta, ws->la, T, H, dk, dv, ws->la_work,
+        const int mode = swla == HS_SWLA_EXACT ? CU_SWLA_EXACT : swla == HS_SWLA_OVERLAP ? CU_SWLA_OVERLAP : CU_SWLA_OFF;
+        if (chunk && cu_gdn_chunk_supports(mode, W, S))
+            LAUNCH(cu_gdn_chunk(ws->o, ws->q, ws->k, ws->v, ws->beta, ws->la, T, H, dk, dv, mode, W, S, ws->la_work,
                                 ws->la_work_bytes, cm->st));
         else if (swla == HS_SWLA_OFF)
             LAUNCH(cu_gdn_scan(ws->o, ws->q, ws->k, ws->v, ws->beta, ws->la, T, H, dk, dv, cm->st));

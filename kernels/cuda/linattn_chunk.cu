@@ -362,12 +362,12 @@ static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
 /* gla: two state arrays (contributions, carried states) + two [N, H, dk] log-decay arrays +
  * Khat [N*LC, H*dk];
- * gdn: one state array + W [N*LC, H*dk] + U [N*LC, H*dv] (linattn_chunk_gdn.cu). */
+ * gdn: one state array + W [N*LC, H*dk] + U and Vn [N*LC, H*dv] each (linattn_chunk_gdn.cu). */
 size_t cu_la_chunk_work_bytes(int T, int H, int dk, int dv) {
     if (T < 1 || H < 1 || !cu_la_chunk_fits(dk, dv)) return 0;
     size_t N = ((size_t)T + LC - 1) / LC, st = align256(N * H * dk * dv * 4);
     size_t gla = 2 * st + 2 * align256(N * H * dk * 4) + align256(N * LC * H * dk * 4);
-    size_t gdn = st + align256(N * LC * H * dk * 4) + align256(N * LC * H * dv * 4);
+    size_t gdn = st + align256(N * LC * H * dk * 4) + align256(2 * N * LC * H * dv * 4);
     return gla > gdn ? gla : gdn;
 }
 

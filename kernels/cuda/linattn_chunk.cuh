@@ -34,9 +34,13 @@ size_t cu_la_chunk_work_bytes(int T, int H, int dk, int dv);
 cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float *v, const float *gk,
                          int T, int H, int dk, int dv, int swla, int W, int S, void *work,
                          size_t work_bytes, cudaStream_t st);
-/* Gated delta rule by chunks (WY/UT form), no SWLA (windowed gdn keeps cu_linattn_window). */
+/* Gated delta rule by chunks (WY/UT form). SWLA: overlap when W and S are multiples of the
+ * chunk (every restart point is then a chunk start: each block of S tokens runs its own state
+ * pass from its restart point, all blocks in parallel, W/S times the plain state pass's work);
+ * exact SWLA and unaligned overlap are not taken (cu_gdn_chunk_supports says which). */
+int cu_gdn_chunk_supports(int swla, int W, int S);
 cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float *v, const float *beta,
-                         const float *log_alpha, int T, int H, int dk, int dv, void *work,
-                         size_t work_bytes, cudaStream_t st);
+                         const float *log_alpha, int T, int H, int dk, int dv, int swla, int W, int S,
+                         void *work, size_t work_bytes, cudaStream_t st);
 
 #endif

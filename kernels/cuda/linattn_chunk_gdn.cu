@@ -33,8 +33,10 @@ static_assert(LC == 64, "gdn_cumsum scans two rows per lane of one warp");
 struct gdn_args {
     float *out;
     const float *q, *k, *v, *beta, *la;
-    float *Wb, *Ub, *Sb;         /* W [N*LC, H*dk], U then Vn [N*LC, H*dv], states [N, H, dk, dv] */
+    float *Wb, *Ub, *Sb;         /* W [N*LC, H*dk], U [N*LC, H*dv], states [N, H, dk, dv] */
+    float *Vb;                   /* Vn = U - W S_n [N*LC, H*dv]: Ub itself without SWLA (in place) */
     int T, H, dk, dv, N;
+    int sc, wc;                  /* overlap SWLA: stride and window in chunks (0: no SWLA) */
     float scale;
 };
 
@@ -209,23 +211,35 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
     const int cb = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
     const int col0 = cb * GDN_BV;
     const size_t ldu = (size_t)a.H * a.dv;
+    /* chunks [n_out, n_end) get their S_n and Vn from this block; without SWLA that is every
+     * chunk, with overlap SWLA the chunks of block z, whose recurrence restarts from zero at
+     * chunk n_beg = max(0, (z+1) sc - wc) (the spec's restart point in chunks) */
+    int n_beg = 0, n_out = 0, n_end = a.N;
+    if (a.sc > 0) {
+        const int z = blockIdx.z;
+        n_out = z * a.sc;
+        n_end = min(a.N, n_out + a.sc);
+        n_beg = max(0, (z + 1) * a.sc - a.wc);
+    }
     for (int i = tid; i < dk * GDN_LDS; i += blockDim.x) ss[i] = 0.0f;
-    gdn_state_prefetch(a, Ly, sm, 0, 0, h, col0);
+    gdn_state_prefetch(a, Ly, sm, 0, n_beg, h, col0);
     __pipeline_commit();
-    for (int n = 0; n < a.N; n++) {
-        const int t0 = n * LC, b = n & 1;
+    for (int n = n_beg; n < n_end; n++) {
+        const int t0 = n * LC, b = (n - n_beg) & 1;
+        const bool own = n >= n_out;
         float *base = sm + (size_t)b * Ly.buf, *ks = base + Ly.k;
         const float *ws = base + Ly.w, *us = base + Ly.u, *las = base + Ly.la;
         __syncthreads();                   /* step n-1 is done with ss, vn, bd, fac and buffer b^1 */
-        if (n + 1 < a.N) gdn_state_prefetch(a, Ly, sm, b ^ 1, n + 1, h, col0);
+        if (n + 1 < n_end) gdn_state_prefetch(a, Ly, sm, b ^ 1, n + 1, h, col0);
         __pipeline_commit();               /* possibly empty: one group per step */
-        /* S_n for the output kernel */
-        float *sn = a.Sb + ((size_t)n * a.H + h) * dk * a.dv + col0;
-        for (int i = tid; i < dk * GDN_BV; i += blockDim.x)
-            sn[(size_t)(i / GDN_BV) * a.dv + i % GDN_BV] = ss[(i / GDN_BV) * GDN_LDS + i % GDN_BV];
+        if (own) {                         /* S_n for the output kernel */
+            float *sn = a.Sb + ((size_t)n * a.H + h) * dk * a.dv + col0;
+            for (int i = tid; i < dk * GDN_BV; i += blockDim.x)
+                sn[(size_t)(i / GDN_BV) * a.dv + i % GDN_BV] = ss[(i / GDN_BV) * GDN_LDS + i % GDN_BV];
+        }
         __pipeline_wait_prior(1);          /* this chunk's copies (all but the newest group) */
         __syncthreads();
-        /* Vn = U - W S (rows of this chunk, this block's columns), also written over U */
+        /* Vn = U - W S (rows of this chunk, this block's columns) */
         if (warp < 4) {
             la_acc c;
             wmma::load_matrix_sync(c, us + warp * 16 * GDN_LDS, GDN_LDS, wmma::mem_row_major);
@@ -235,10 +249,11 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
             #pragma unroll
             for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
             wmma::store_matrix_sync(vn + warp * 16 * GDN_LDS, c, GDN_LDS, wmma::mem_row_major);
-            wmma::store_matrix_sync(a.Ub + (size_t)(t0 + warp * 16) * ldu + (size_t)h * a.dv + col0, c, (unsigned)ldu,
-                                    wmma::mem_row_major);
+            if (own)
+                wmma::store_matrix_sync(a.Vb + (size_t)(t0 + warp * 16) * ldu + (size_t)h * a.dv + col0, c,
+                                        (unsigned)ldu, wmma::mem_row_major);
         }
-        if (n + 1 == a.N) break;
+        if (n + 1 == n_end) break;
         if (warp == 0) {                   /* b_t, then the Khat row factors exp(b_last - b_s) */
             gdn_scan64(bd, (double)las[2 * tid], (double)las[2 * tid + 1]);
             __syncwarp();
@@ -281,7 +296,7 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
     const int t0 = n * LC, L = min(LC, a.T - t0);
     la_load_tile(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
-    la_load_tile(vs, LDV, a.Ub, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
+    la_load_tile(vs, LDV, a.Vb, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
     gdn_cumsum(bd, a, n, h);
     __syncthreads();
     for (int tile = warp; tile < 16; tile += GDN_WARPS) {
@@ -313,7 +328,7 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
             const int rb = tile / nbv, cb = tile % nbv;
             la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA, LA_LDA, 8, vs + cb * 16, LDV, (size_t)8 * LDV,
                                        (rb + 1) * 16);
-            if (n > 0)
+            if (n > 0)                     /* S_0 = 0 (under overlap S_n may be 0 too: stored as such) */
                 la_mma<la_a_row, la_b_row>(acc[u], qs + rb * 16 * LDK, LDK, 8, sn + cb * 16, dv, (size_t)8 * dv, dk);
         }
     }
@@ -345,11 +360,17 @@ static cudaError_t set_smem(const void *fn, size_t bytes, int *done) {
     return e;
 }
 
+int cu_gdn_chunk_supports(int swla, int W, int S) {
+    return swla == CU_SWLA_OFF || (swla == CU_SWLA_OVERLAP && W >= S && S >= LC && W % LC == 0 && S % LC == 0);
+}
+
 cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float *v, const float *beta,
-                         const float *log_alpha, int T, int H, int dk, int dv, void *work,
-                         size_t work_bytes, cudaStream_t st) {
+                         const float *log_alpha, int T, int H, int dk, int dv, int swla, int W, int S,
+                         void *work, size_t work_bytes, cudaStream_t st) {
     if (T < 1) return cudaSuccess;
-    if (!cu_la_chunk_fits(dk, dv) || !work || work_bytes < cu_la_chunk_work_bytes(T, H, dk, dv))
+    if (swla != CU_SWLA_EXACT && swla != CU_SWLA_OVERLAP) swla = CU_SWLA_OFF;
+    if (!cu_la_chunk_fits(dk, dv) || !cu_gdn_chunk_supports(swla, W, S) || !work ||
+        work_bytes < cu_la_chunk_work_bytes(T, H, dk, dv))
         return cudaErrorInvalidValue;
     gdn_args a = {};
     a.out = out; a.q = q; a.k = k; a.v = v; a.beta = beta; a.la = log_alpha;
@@ -360,6 +381,10 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     a.Sb = (float *)base;
     a.Wb = (float *)(base + st_bytes);
     a.Ub = (float *)(base + st_bytes + align256((size_t)a.N * LC * H * dk * 4));
+    /* overlap: blocks of sc chunks, each restarting wc - sc chunks back, so U must outlive the
+     * pass (Vn to its own array); without SWLA Vn overwrites U */
+    a.Vb = swla == CU_SWLA_OFF ? a.Ub : a.Ub + (size_t)a.N * LC * H * dv;
+    if (swla == CU_SWLA_OVERLAP) { a.sc = S / LC; a.wc = W / LC; }
 
     static int local_ok, state_ok, out_ok;
     const int M = CU_LA_CHUNK_MAXD;
@@ -370,7 +395,8 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     dim3 grid((unsigned)a.N, (unsigned)H);
     gdn_local_kernel<<<grid, GDN_THREADS, gdn_local_make(dk, dv).total, st>>>(a);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
-    gdn_state_kernel<<<dim3((unsigned)(dv / GDN_BV), (unsigned)H), GDN_ST_THREADS, gdn_state_smem(dk), st>>>(a);
+    const unsigned zb = a.sc > 0 ? (unsigned)((a.N + a.sc - 1) / a.sc) : 1u;
+    gdn_state_kernel<<<dim3((unsigned)(dv / GDN_BV), (unsigned)H, zb), GDN_ST_THREADS, gdn_state_smem(dk), st>>>(a);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     gdn_out_kernel<<<grid, GDN_THREADS, gdn_out_smem(dk, dv), st>>>(a);
     return cudaGetLastError();

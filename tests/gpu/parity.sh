@@ -97,7 +97,8 @@ check "fa2 gla128 (nope dk128) T=1501" "$tmp/gla128" "$t1500"
 check "fa2 gdn64 HH log-scale T=1501" "$tmp/gdn64" "$t1500" --log-scale=32
 ppl_check "fa2 ppl swa64 log-scale" "$tmp/swa64" --log-scale=64
 unset HS_CUDA_ATTENTION
-# the chunked gla/gdn kernels (HS_CUDA_LINATTN=chunk; gdn SWLA keeps the per-query walk), same
+# the chunked gla/gdn kernels (HS_CUDA_LINATTN=chunk; gdn: chunk-aligned overlap SWLA too, other
+# gdn SWLA keeps the per-query walk), same
 # models, knobs and tolerance
 export HS_CUDA_LINATTN=chunk
 for m in gla glac gdn gdn64 gla128; do check "chunk $m T=302" "$tmp/$m" "$t301"; done
@@ -109,6 +110,8 @@ check "chunk glac swla exact W=100 T=1501" "$tmp/glac" "$t1500" --swla=exact --s
 check "chunk gla swla overlap W=64 S=16" "$tmp/gla" "$t301" --swla=overlap --swla-window 64 --swla-stride 16
 check "chunk gla swla overlap W=300 S=100 T=1501" "$tmp/gla" "$t1500" --swla=overlap --swla-window 300 --swla-stride 100
 check "chunk gla128 swla exact W=50" "$tmp/gla128" "$t301" --swla --swla-window 50
+check "chunk gdn64 swla overlap W=128 S=64 T=1501" "$tmp/gdn64" "$t1500" --swla=overlap --swla-window 128 --swla-stride 64
+check "chunk gdn swla overlap W=192 S=64" "$tmp/gdn" "$t301" --swla=overlap --swla-window 192 --swla-stride 64
 ppl_check "chunk ppl gla" "$tmp/gla"
 ppl_check "chunk ppl gdn64" "$tmp/gdn64"
 unset HS_CUDA_LINATTN
