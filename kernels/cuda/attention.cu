@@ -135,6 +135,7 @@ int cu_attention_choice(void) {
         const char *e = getenv("HS_CUDA_ATTENTION");
         choice = !e || !*e               ? CU_ATT_DEFAULT
                  : !strcmp(e, "fa2")     ? CU_ATT_FA2
+                 : !strcmp(e, "wgmma")   ? CU_ATT_WG
                  : !strcmp(e, "tc")      ? CU_ATT_TC
                  : !strcmp(e, "simt")    ? CU_ATT_SIMT
                                          : CU_ATT_DEFAULT;
@@ -146,7 +147,8 @@ cudaError_t cu_attention_setup(void) {
     cudaError_t e = cudaFuncSetAttribute(attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)att_smem_bytes(CU_MAX_HEAD_DIM, CU_MAX_HEAD_DIM));
     if (e == cudaSuccess) e = cu_attention_tc_setup();
-    return e != cudaSuccess ? e : cu_attention_fa2_setup();
+    if (e == cudaSuccess) e = cu_attention_fa2_setup();
+    return e != cudaSuccess ? e : cu_attention_wg_setup();
 }
 
 cudaError_t cu_attention(float *out, const float *q, const float *k, const float *v,
@@ -154,7 +156,9 @@ cudaError_t cu_attention(float *out, const float *q, const float *k, const float
                          void *scratch, size_t scratch_bytes, cudaStream_t st) {
     if (H % Hkv) return cudaErrorInvalidValue;
     const int c = cu_attention_choice();
-    if (c == CU_ATT_FA2 && cu_attention_fa2_fits(dk, dv) &&
+    if (c == CU_ATT_WG && cu_attention_wg_fits(dk, dv) && scratch_bytes >= cu_attention_wg_scratch_bytes(T, Hkv, dk, dv))
+        return cu_attention_wg(out, q, k, v, row_scale, T, H, Hkv, dk, dv, window, scratch, scratch_bytes, st);
+    if ((c == CU_ATT_FA2 || c == CU_ATT_WG) && cu_attention_fa2_fits(dk, dv) &&
         scratch_bytes >= cu_attention_fa2_scratch_bytes(T, Hkv, dk, dv))
         return cu_attention_fa2(out, q, k, v, row_scale, T, H, Hkv, dk, dv, window, scratch, scratch_bytes, st);
     if (c == CU_ATT_TC && cu_attention_tc_fits(dk, dv))

@@ -8,50 +8,8 @@
 #include "kernels.cuh"
 
 #include <math.h>
-#include <string.h>
 
-#define FA2_FN __device__ __forceinline__
-
-FA2_FN int fa2_tid(void) { return (int)threadIdx.x; }
-FA2_FN int fa2_bid_x(void) { return (int)blockIdx.x; }
-FA2_FN int fa2_bid_y(void) { return (int)blockIdx.y; }
-FA2_FN void fa2_sync(void) { __syncthreads(); }
-FA2_FN float fa2_shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
-FA2_FN float fa2_exp2(float x) { return exp2f(x); }
-
-FA2_FN uint32_t fa2_pack_bf16x2(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi); /* .x (lo) in the low 16 bits */
-    uint32_t r;
-    memcpy(&r, &v, sizeof r);
-    return r;
-}
-
-FA2_FN void fa2_ldsm_x4(uint32_t (&r)[4], const uint16_t *p) {
-    const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
-FA2_FN void fa2_ldsm_x4_t(uint32_t (&r)[4], const uint16_t *p) {
-    const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
-FA2_FN void fa2_mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                 "{%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-FA2_FN void fa2_cp_async16(void *dst, const void *src, int n) {
-    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(n) : "memory");
-}
-FA2_FN void fa2_cp_commit(void) { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-FA2_FN void fa2_cp_wait1(void) { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
-FA2_FN void fa2_cp_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+#include "attention_ptx.cuh"
 
 #include "attention_fa2_body.cuh"
 
@@ -67,8 +25,19 @@ template <int D>
 __global__ static void fa2_convert_kv_kernel(uint16_t *kb, uint16_t *vb, const float *k, const float *v, int T,
                                              int Hkv) {
     const size_t n = (size_t)T * Hkv * (D / 4);
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        fa2_convert_kv_body<D>(kb, vb, k, v, T, Hkv, i);
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        fa2_convert_body<D>(kb, k, T, Hkv, i);
+        if (vb) fa2_convert_body<D>(vb, v, T, Hkv, i);
+    }
+}
+
+/* K alone (vb NULL), for the wgmma kernel (attention_wg.cu), which transposes V itself. */
+cudaError_t cu_attention_convert_k(uint16_t *kb, const float *k, int T, int Hkv, int D, cudaStream_t st) {
+    const size_t n4 = (size_t)T * Hkv * (D / 4);
+    const unsigned blocks = (unsigned)((n4 + 255) / 256 < 65535 ? (n4 + 255) / 256 : 65535);
+    if (D == 64) fa2_convert_kv_kernel<64><<<blocks, 256, 0, st>>>(kb, NULL, k, NULL, T, Hkv);
+    else fa2_convert_kv_kernel<128><<<blocks, 256, 0, st>>>(kb, NULL, k, NULL, T, Hkv);
+    return cudaGetLastError();
 }
 
 int cu_attention_fa2_fits(int dk, int dv) { return dk == dv && (dk == 64 || dk == 128); }

@@ -259,19 +259,16 @@ FA2_FN void fa2_attention_body(float *out, const float *q, const uint16_t *kb, c
         }
 }
 
-/* K, V fp32 [T, Hkv*D] -> bf16 head-major [Hkv][T][D]; element group i (4 floats) of each. */
+/* K (or V) fp32 [T, Hkv*D] -> bf16 head-major [Hkv][T][D]; element group i (4 floats). */
 template <int D>
-FA2_FN void fa2_convert_kv_body(uint16_t *kb, uint16_t *vb, const float *k, const float *v, int T, int Hkv, size_t i) {
+FA2_FN void fa2_convert_body(uint16_t *dst, const float *src, int T, int Hkv, size_t i) {
     constexpr int C4 = D / 4;
     const size_t per_t = (size_t)Hkv * C4;
     const size_t t = i / per_t, rem = i % per_t, hh = rem / C4, c = (rem % C4) * 4;
-    const size_t src = t * Hkv * D + hh * D + c, dst = (hh * T + t) * D + c;
-    const float4 a = *(const float4 *)(k + src), b = *(const float4 *)(v + src);
-    uint32_t *kd = (uint32_t *)(kb + dst), *vd = (uint32_t *)(vb + dst);
-    kd[0] = fa2_pack_bf16x2(a.x, a.y);
-    kd[1] = fa2_pack_bf16x2(a.z, a.w);
-    vd[0] = fa2_pack_bf16x2(b.x, b.y);
-    vd[1] = fa2_pack_bf16x2(b.z, b.w);
+    const float4 a = *(const float4 *)(src + t * Hkv * D + hh * D + c);
+    uint32_t *d = (uint32_t *)(dst + (hh * T + t) * D + c);
+    d[0] = fa2_pack_bf16x2(a.x, a.y);
+    d[1] = fa2_pack_bf16x2(a.z, a.w);
 }
 
 #endif

@@ -61,10 +61,11 @@ cudaError_t cu_attention(float *out, const float *q, const float *k, const float
                          const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
                          void *scratch, size_t scratch_bytes, cudaStream_t st);
 /* The implementations cu_attention picks from: CU_ATT_SIMT (fp32 CUDA cores, any dims up to
- * 256), CU_ATT_TC (WMMA), CU_ATT_FA2 (mma.sync FlashAttention-2 style, dk == dv in {64, 128});
- * HS_CUDA_ATTENTION=simt|tc|fa2 overrides the default (CU_ATT_DEFAULT, attention.cu). A choice
- * whose kernel does not take the dims falls back to CU_ATT_SIMT. */
-enum { CU_ATT_SIMT = 0, CU_ATT_TC = 1, CU_ATT_FA2 = 2 };
+ * 256), CU_ATT_TC (WMMA), CU_ATT_FA2 (mma.sync FlashAttention-2 style, dk == dv in {64, 128}),
+ * CU_ATT_WG (wgmma, sm_90a, same dims); HS_CUDA_ATTENTION=simt|tc|fa2|wgmma overrides the
+ * default (CU_ATT_DEFAULT, attention.cu). A choice whose kernel cannot run (dims, machine code,
+ * scratch) falls back: wgmma to fa2, then to simt. */
+enum { CU_ATT_SIMT = 0, CU_ATT_TC = 1, CU_ATT_FA2 = 2, CU_ATT_WG = 3 };
 int cu_attention_choice(void);
 /* Dynamic shared memory the attention kernels need (call once, before the first launch). */
 cudaError_t cu_attention_setup(void);
@@ -86,6 +87,16 @@ cudaError_t cu_attention_fa2_setup(void);
 cudaError_t cu_attention_fa2(float *out, const float *q, const float *k, const float *v,
                              const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
                              void *scratch, size_t scratch_bytes, cudaStream_t st);
+/* K alone to the FA2 kernels' bf16 head-major copy [Hkv][T][D] (D 64 or 128). */
+cudaError_t cu_attention_convert_k(uint16_t *kb, const float *k, int T, int Hkv, int D, cudaStream_t st);
+/* The wgmma kernel (attention_wg.cu, sm_90a machine code only; fits reports 0 elsewhere):
+ * scratch holds bf16 K and V^T, cu_attention_wg_scratch_bytes (slightly more than FA2's). */
+int cu_attention_wg_fits(int dk, int dv);
+size_t cu_attention_wg_scratch_bytes(int T, int Hkv, int dk, int dv);
+cudaError_t cu_attention_wg_setup(void);
+cudaError_t cu_attention_wg(float *out, const float *q, const float *k, const float *v,
+                            const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
+                            void *scratch, size_t scratch_bytes, cudaStream_t st);
 
 /* Gated linear attention, full recurrence S_t = diag(exp(gk_t)) S_{t-1} + k_t^T v_t,
  * o_t = (q_t/sqrt(dk)) S_t; the state column of each value channel lives in registers of a

@@ -22,9 +22,9 @@ make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exi
 tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
 export HS_BIN=$PWD/build/hybridscope
 for s in $steps; do case $s in
-kcheck)   # the FA2 attention kernel against the fp32 one (tests/gpu/attn_fa2.cu)
-    nvcc -O3 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -o build/hs_attn_fa2 \
-        tests/gpu/attn_fa2.cu kernels/cuda/attention.cu kernels/cuda/attention_tc.cu kernels/cuda/attention_fa2.cu \
+kcheck)   # the FA2 and wgmma attention kernels against the fp32 one (tests/gpu/attn_fa2.cu)
+    nvcc -O3 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a \
+        -o build/hs_attn_fa2 tests/gpu/attn_fa2.cu kernels/cuda/attention*.cu \
         > "$OUT/kcheck_build.log" 2>&1 || { echo "kcheck build failed"; tail -20 "$OUT/kcheck_build.log"; }
     [ -x build/hs_attn_fa2 ] && { timeout 120 build/hs_attn_fa2 check > "$OUT/kcheck.log" 2>&1; echo "kcheck rc=$?"; cat "$OUT/kcheck.log"; }
     for f in tests/gpu/kcheck_*.sh; do bash "$f" build; echo "kcheck $(basename "$f" .sh) rc=$?"; done ;;
@@ -34,14 +34,15 @@ sanitize)
     $HS_BIN init $tmp/m --preset tiny --efficient gla --layout HH --train-context 128 >/dev/null
     $HS_BIN init $tmp/g --preset tiny --efficient gdn --train-context 128 >/dev/null
     for tool in memcheck racecheck; do
+        # the FA2 and wgmma attention kernels (built by kcheck): GQA, window, log scaling, T not a tile multiple
+        for kern in fa2 wgmma; do [ -x build/hs_attn_fa2 ] || break
+            HS_CUDA_ATTENTION=$kern timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 build/hs_attn_fa2 one 300 4 2 64 64 1 > $tmp/s.log 2>&1
+            echo "sanitizer tool=$tool rc=$? attn $kern $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
+        done
         for args in "$tmp/m --swla --swla-window 40" "$tmp/g --swla=overlap --swla-window 48" "$tmp/g"; do
             timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
             echo "sanitizer tool=$tool rc=$? model=$(basename ${args%% *}) $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         done
-        if [ -x build/hs_attn_fa2 ]; then   # after kcheck: the FA2 kernel, GQA, window, log scaling, T not a tile multiple
-            timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 build/hs_attn_fa2 one 300 4 2 64 64 1 > $tmp/s.log 2>&1
-            echo "sanitizer tool=$tool rc=$? attn_fa2 $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
-        fi
         for args in "$tmp/m --swla --swla-window 40" "$tmp/m --swla=overlap --swla-window 100 --swla-stride 30" "$tmp/g" \
                     "$tmp/g --swla=overlap --swla-window 128 --swla-stride 64"; do
             HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1

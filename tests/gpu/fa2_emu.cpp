@@ -1,15 +1,19 @@
-/* The FA2 attention kernel body (kernels/cuda/attention_fa2_body.cuh) run on the CPU: every
- * thread of a block is a coroutine (ucontext) and the warp primitives it calls (ldmatrix,
- * mma.sync m16n8k16, shuffles, cp.async groups, barriers) are emulated from their PTX
- * definitions, so the kernel's fragment layouts, tile index math, masks, window skipping,
- * GQA mapping and pipeline order are tested where no GPU exists. cp.async copies land only at
- * the matching wait (reading a stage too early reads stale data), shared memory starts as bf16
- * NaNs (reading what nobody wrote poisons the result), and every shared/global address a
- * primitive touches is bounds- and alignment-checked.
- * Reference: the contract in double precision from the fp32 inputs (model-spec section 4).
- * Tolerance (bf16 q, k, v and probabilities, fp32 accumulation): largest |error| <= 2e-2 and
- * RMS error <= 5e-3 of the reference output's RMS.
- * usage: fa2_emu [quick]   (exit 0 all pass, 1 a failure) */
+/* The attention kernel bodies run on the CPU: FA2 (kernels/cuda/attention_fa2_body.cuh,
+ * mma.sync) and wgmma (attention_wg_body.cuh: wgmma from 128-byte-swizzled shared-memory
+ * descriptors, A from registers). Every thread of a block is a coroutine (ucontext); the
+ * primitives it calls (ldmatrix, mma.sync m16n8k16, wgmma, shuffles, cp.async groups,
+ * barriers) are emulated from their PTX definitions, so fragment layouts, swizzles, tile
+ * index math, masks, window skipping, GQA mapping and the pipeline order are tested where no
+ * GPU exists. Each round of the scheduler runs a random subset of the warps (they drift apart
+ * as far as the barriers allow); cp.async copies land at the covering wait in one pass (a
+ * stage read too early reads stale data) and at issue in another (a stage refilled while
+ * another warp still reads it shows); shared memory starts as bf16 NaNs; every shared/global
+ * address a primitive touches is bounds- and alignment-checked.
+ * References, in double precision from the contract (model-spec section 4): from the fp32
+ * inputs, and from the bf16-rounded operands the kernel multiplies. Tolerances, relative to
+ * the reference output's RMS: vs the operands, largest |error| <= 1.2e-2 and RMS <= 2.5e-3
+ * (only the probabilities' bf16 rounding differs); vs the fp32 inputs, 6e-2 and 8e-3.
+ * usage: fa2_emu [quick]   (exit 0 all pass, 1 a failure); FA2_EMU_ONLY=fa2|wgmma */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,10 +46,15 @@ static ucontext_t sched_ctx;
 static Thread *cur;
 static long progress;
 static Bar block_bar;
-static Bar warp_bar[4];
-static uint32_t xu[4][32][6];                  /* per warp, per lane exchange slots */
-static float xf[4][32];
-static const uint16_t *xp[4][32];
+static Bar warp_bar[8];
+static Bar wg_bar[2];                          /* warpgroups (4 warps) */
+static uint32_t xu[8][32][6];                  /* per warp, per lane exchange slots */
+static float xf[8][32];
+static const uint16_t *xp[8][32];
+static uint32_t xa[2][128][4];                 /* per warpgroup: A registers of wgmma */
+static uint64_t xd[2][128][3];                 /* per warpgroup: descriptors and scale-d */
+static const unsigned SHOFF = 16;              /* shared address of the dynamic shared memory base
+                                                  (not 1024-aligned, as the wgmma kernel must handle) */
 static unsigned char *smem_lo, *smem_hi;
 static std::vector<Range> globals;             /* readable global buffers (cp.async sources) */
 static int bid_x, bid_y;
@@ -201,39 +210,119 @@ FA2_FN void fa2_cp_wait0(void) { cp_wait(0); }
 
 #include "kernels/cuda/attention_fa2_body.cuh"
 
+/* wgmma: warpgroup-collective; the operands are read at issue (nothing writes them before the
+ * wait in the kernel), so commit/wait are no-ops here. Descriptors: start address, stride byte
+ * offset (8-row groups) and the 128-byte swizzle, the only layout the kernel uses. */
+FA2_FN uint32_t wg_smem_addr(const void *p) { return (uint32_t)((const unsigned char *)p - emu::smem_lo) + emu::SHOFF; }
+FA2_FN void wg_fence(void) {}
+FA2_FN void wg_commit(void) {}
+FA2_FN void wg_wait0(void) {}
+FA2_FN void wg_proxy_fence(void) {}
+
+/* element (r, k) of a K-major operand described by desc (k < 16 within one instruction) */
+static float wg_elem(uint64_t desc, int r, int k) {
+    if ((desc >> 62) != 1) emu::fail("wgmma descriptor: layout is not SWIZZLE_128B");
+    const uint32_t start = (uint32_t)(desc & 0x3FFF) << 4, sbo = (uint32_t)((desc >> 32) & 0x3FFF) << 4;
+    uint32_t a = start + (uint32_t)(r / 8) * sbo + (uint32_t)(r % 8) * 128 + (uint32_t)k * 2;
+    if ((start & 127) + 32 > 128) emu::fail("wgmma descriptor: k-step crosses the 128-byte row");
+    a ^= ((a >> 7) & 7) << 4;
+    const unsigned char *p = emu::smem_lo + (a - emu::SHOFF);
+    emu::check_smem(p, 2, 2);
+    uint16_t b;
+    memcpy(&b, p, 2);
+    return bf16_float(b);
+}
+
+static void wg_exchange_check(int g) {
+    for (int i = 0; i < 128; i++)
+        for (int j = 0; j < 3; j++)
+            if (emu::xd[g][i][j] != emu::xd[g][0][j]) emu::fail("wgmma operands differ across the warpgroup");
+}
+
+/* accumulator element e of thread (warp w of the group, lane l): row 16w + l/4 + 8(e%4/2),
+ * column 8(e/4) + 2(l%4) + e%2 */
+template <int NACC, typename AFN, typename BFN>
+static void wg_mma_emul(float *d, bool scale_d, AFN afn, BFN bfn) {
+    const int tid = emu::cur->tid, w = (tid >> 5) & 3, l = tid & 31;
+    for (int e = 0; e < NACC; e++) {
+        const int row = 16 * w + l / 4 + 8 * ((e % 4) / 2), col = 8 * (e / 4) + 2 * (l % 4) + e % 2;
+        double acc = 0.0;
+        for (int k = 0; k < 16; k++) acc += (double)afn(row, k) * bfn(col, k);
+        d[e] = (float)((scale_d ? (double)d[e] : 0.0) + acc);
+    }
+}
+
+FA2_FN void wg_mma_ss(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
+    const int g = emu::cur->tid >> 7, i = emu::cur->tid & 127;
+    emu::xd[g][i][0] = da; emu::xd[g][i][1] = db; emu::xd[g][i][2] = (uint64_t)scale_d;
+    emu::bar_wait(emu::wg_bar[g]);
+    wg_exchange_check(g);
+    wg_mma_emul<64>(d, scale_d != 0, [&](int r, int k) { return wg_elem(da, r, k); },
+                    [&](int c, int k) { return wg_elem(db, c, k); });
+    emu::bar_wait(emu::wg_bar[g]);
+}
+
+template <int N> FA2_FN void wg_mma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db) {
+    const int g = emu::cur->tid >> 7, i = emu::cur->tid & 127;
+    for (int j = 0; j < 4; j++) emu::xa[g][i][j] = a[j];
+    emu::xd[g][i][0] = db; emu::xd[g][i][1] = 0; emu::xd[g][i][2] = 1;
+    emu::bar_wait(emu::wg_bar[g]);
+    wg_exchange_check(g);
+    /* A (64 x 16) from registers: warp r/16 holds rows 16w.., in the m16n8k16 A layout */
+    auto afn = [&](int r, int k) {
+        const int w = r / 16, rr = r % 16, owner = w * 32 + (rr % 8) * 4 + (k % 8) / 2;
+        const int reg = (rr >= 8) + 2 * (k >= 8);
+        return bf16_float((uint16_t)(emu::xa[g][owner][reg] >> (16 * (k & 1))));
+    };
+    wg_mma_emul<N / 2>(d, true, afn, [&](int c, int k) { return wg_elem(db, c, k); });
+    emu::bar_wait(emu::wg_bar[g]);
+}
+
+#include "kernels/cuda/attention_wg_body.cuh"
+
 namespace emu {
 
 struct Launch {
+    int wg;                                    /* 0: FA2 kernel, 1: wgmma kernel */
     int D;
     float *out;
     const float *q, *rs;
-    const uint16_t *kb, *vb;
-    int T, H, Hkv, window;
+    const uint16_t *kb, *vb;                   /* vb: V [Hkv][T][D] (FA2) or V^T [Hkv][D][Tp] (wgmma) */
+    int T, Tp, H, Hkv, window;
     float qscale;
 };
 static Launch L;
 
 static void entry(void) {
-    if (L.D == 64)
-        fa2_attention_body<64>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.H, L.Hkv, L.window, L.qscale, smem_lo);
+    unsigned char *base = smem_lo;
+    if (L.wg && L.D == 64)
+        wg_attention_body<64>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.Tp, L.H, L.Hkv, L.window, L.qscale, base);
+    else if (L.wg)
+        wg_attention_body<128>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.Tp, L.H, L.Hkv, L.window, L.qscale, base);
+    else if (L.D == 64)
+        fa2_attention_body<64>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.H, L.Hkv, L.window, L.qscale, base);
     else
-        fa2_attention_body<128>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.H, L.Hkv, L.window, L.qscale, smem_lo);
+        fa2_attention_body<128>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.H, L.Hkv, L.window, L.qscale, base);
     cur->done = true;
     progress++;
 }
 
-static void run_block(int bx, int by, size_t smem_bytes) {
-    static std::vector<Thread> th(FA2_THREADS);
-    static std::vector<std::vector<char>> stacks(FA2_THREADS, std::vector<char>(256 * 1024));
+static void run_block(int bx, int by, size_t smem_bytes, int nthreads) {
+    static std::vector<Thread> th(256);
+    static std::vector<std::vector<char>> stacks(256, std::vector<char>(256 * 1024));
     static std::vector<unsigned char> smem;
-    smem.assign(smem_bytes + 16, 0xff);        /* bf16 0xffff is a NaN */
-    smem_lo = smem.data();
+    /* host buffer placed so that the emulated shared address (offset + SHOFF) of each byte has
+     * the same low 10 bits as its host address: swizzle patterns line up */
+    smem.assign(smem_bytes + 2048, 0xff);      /* bf16 0xffff is a NaN */
+    const uintptr_t raw = (uintptr_t)smem.data();
+    smem_lo = smem.data() + ((SHOFF - raw % 1024) % 1024 + 1024) % 1024;
     smem_hi = smem_lo + smem_bytes;
     bid_x = bx;
     bid_y = by;
-    block_bar = {FA2_THREADS, 0, 0};
-    for (int w = 0; w < 4; w++) warp_bar[w] = {32, 0, 0};
-    for (int i = 0; i < FA2_THREADS; i++) {
+    block_bar = {nthreads, 0, 0};
+    for (int w = 0; w < 8; w++) warp_bar[w] = {32, 0, 0};
+    for (int g = 0; g < 2; g++) wg_bar[g] = {128, 0, 0};
+    for (int i = 0; i < nthreads; i++) {
         Thread &t = th[i];
         t.tid = i;
         t.done = false;
@@ -252,8 +341,8 @@ static void run_block(int bx, int by, size_t smem_bytes) {
         bool any = false;
         const long before = progress;
         sched_rng = sched_rng * 1664525u + 1013904223u;
-        const unsigned run_mask = idle ? 0xfu : (sched_rng >> 20) & 0xfu;
-        for (int i = 0; i < FA2_THREADS; i++) {
+        const unsigned run_mask = idle ? 0xffu : (sched_rng >> 20) & 0xffu;
+        for (int i = 0; i < nthreads; i++) {
             if (th[i].done) continue;
             any = true;
             if (!(run_mask >> (i / 32) & 1u)) continue;
@@ -312,28 +401,37 @@ static err_stats compare(const float *out, const float *q, const float *k, const
     return {mx / rms, sqrt(se / n) / rms};
 }
 
-/* one case: returns 0 pass */
-static int run_case(int T, int H, int Hkv, int D, int window, int logscale) {
+/* one case of the FA2 (wg = 0) or the wgmma (wg = 1) kernel: returns 0 pass */
+static int run_case(int wg, int T, int H, int Hkv, int D, int window, int logscale) {
     const size_t nq = (size_t)T * H * D, nk = (size_t)T * Hkv * D;
-    const int GUARD = 64;
+    const int GUARD = 64, Tp = (T + 7) / 8 * 8;
     std::vector<float> q(nq + GUARD, NAN), k(nk), v(nk), rs(T), out(nq + GUARD, 12345.0f);
     for (size_t i = 0; i < nq; i++) q[i] = 4.0f * urand();
     for (size_t i = 0; i < nk; i++) { k[i] = 4.0f * urand(); v[i] = 2.0f * urand(); }
     for (int t = 0; t < T; t++) rs[t] = logscale ? fmaxf(1.0f, logf((float)t + 1) / logf(16.0f)) : 1.0f;
-    /* K/V conversion, then the kernel over every block */
-    std::vector<uint16_t> kb(nk), vb(nk);
+    /* K/V conversion (the wgmma kernel's V^T, with its zero pad keys), then the kernel over every block */
+    std::vector<uint16_t> kb(nk), vb(wg ? (size_t)Tp * Hkv * D : nk, 0xffff);
     for (size_t i = 0; i < nk / 4; i++) {
-        if (D == 64) fa2_convert_kv_body<64>(kb.data(), vb.data(), k.data(), v.data(), T, Hkv, i);
-        else fa2_convert_kv_body<128>(kb.data(), vb.data(), k.data(), v.data(), T, Hkv, i);
+        if (D == 64) fa2_convert_body<64>(kb.data(), k.data(), T, Hkv, i);
+        else fa2_convert_body<128>(kb.data(), k.data(), T, Hkv, i);
+        if (!wg && D == 64) fa2_convert_body<64>(vb.data(), v.data(), T, Hkv, i);
+        else if (!wg) fa2_convert_body<128>(vb.data(), v.data(), T, Hkv, i);
     }
-    emu::globals = {{(const char *)kb.data(), (const char *)(kb.data() + nk)},
-                    {(const char *)vb.data(), (const char *)(vb.data() + nk)}};
-    emu::L = {D, out.data(), q.data(), logscale ? rs.data() : NULL, kb.data(), vb.data(), T, H, Hkv, window,
+    for (size_t i = 0; wg && i < vb.size() / 4; i++) {
+        if (D == 64) wg_convert_vt_body<64>(vb.data(), v.data(), T, Tp, Hkv, i);
+        else wg_convert_vt_body<128>(vb.data(), v.data(), T, Tp, Hkv, i);
+    }
+    for (uint16_t x : vb)
+        if (x == 0xffff) { fprintf(stderr, "fa2_emu: the V conversion left elements unwritten\n"); return 1; }
+    emu::globals = {{(const char *)kb.data(), (const char *)(kb.data() + kb.size())},
+                    {(const char *)vb.data(), (const char *)(vb.data() + vb.size())}};
+    emu::L = {wg, D, out.data(), q.data(), logscale ? rs.data() : NULL, kb.data(), vb.data(), T, Tp, H, Hkv, window,
               (float)(1.4426950408889634 / sqrt((double)D))};
-    const size_t smem = D == 64 ? fa2_geom<64>::SMEM_BYTES : fa2_geom<128>::SMEM_BYTES;
-    const int n_qt = (T + FA2_BM - 1) / FA2_BM;
+    const size_t smem = wg ? (D == 64 ? wg_geom<64>::SMEM_BYTES : wg_geom<128>::SMEM_BYTES)
+                           : (D == 64 ? fa2_geom<64>::SMEM_BYTES : fa2_geom<128>::SMEM_BYTES);
+    const int bm = wg ? WG_BM : FA2_BM, n_qt = (T + bm - 1) / bm;
     for (int by = 0; by < H; by++)
-        for (int bx = 0; bx < n_qt; bx++) emu::run_block(bx, by, smem);
+        for (int bx = 0; bx < n_qt; bx++) emu::run_block(bx, by, smem, wg ? WG_THREADS : FA2_THREADS);
     /* two references: from the fp32 inputs, and from the bf16-rounded operands the kernel
      * really multiplies (q scaled then rounded, k, v rounded), where only the probabilities'
      * rounding and fp32 accumulation remain */
@@ -352,9 +450,9 @@ static int run_case(int T, int H, int Hkv, int D, int window, int logscale) {
     int guard_ok = 1;
     for (int i = 0; i < GUARD; i++) guard_ok &= out[nq + i] == 12345.0f;
     const int ok = guard_ok && bf.max <= 1.2e-2 && bf.rms <= 2.5e-3 && fp.max <= 6e-2 && fp.rms <= 8e-3;
-    printf("%s T=%d H=%d Hkv=%d D=%d window=%d logscale=%d | vs bf16 operands: max %.2e rms %.2e | vs fp32 inputs: "
+    printf("%s %s T=%d H=%d Hkv=%d D=%d window=%d logscale=%d | vs bf16 operands: max %.2e rms %.2e | vs fp32 inputs: "
            "max %.2e rms %.2e (of the output RMS)%s\n",
-           ok ? "ok  " : "FAIL", T, H, Hkv, D, window, logscale, bf.max, bf.rms, fp.max, fp.rms,
+           ok ? "ok  " : "FAIL", wg ? "wgmma" : "fa2  ", T, H, Hkv, D, window, logscale, bf.max, bf.rms, fp.max, fp.rms,
            guard_ok ? "" : " (wrote past the output)");
     fflush(stdout);
     return !ok;
@@ -365,16 +463,20 @@ int main(int argc, char **argv) {
     struct { int T, H, Hkv, D, window, logscale; } cases[] = {
         {1, 2, 1, 64, 0, 0},     {63, 4, 2, 64, 0, 1},   {64, 2, 2, 128, 64, 0}, {65, 2, 1, 64, 300, 1},
         {129, 2, 1, 128, 0, 1},  {300, 4, 2, 64, 64, 1}, {300, 2, 1, 128, 100, 0}, {600, 2, 1, 64, 300, 0},
-        {600, 1, 1, 64, 0, 0},   {1001, 1, 1, 128, 300, 1},
+        {600, 1, 1, 64, 0, 0},   {1001, 1, 1, 128, 300, 1}, {520, 1, 1, 64, 0, 1},
     };
+    const char *only = getenv("FA2_EMU_ONLY");   /* "fa2" or "wgmma": one kernel */
     int fails = 0, n = 0;
-    for (int eager = 0; eager < 2; eager++) {
-        emu::eager_copies = eager;
-        printf("cp.async copies land %s\n", eager ? "at issue" : "at the wait");
-        for (const auto &c : cases) {
-            if (quick && c.T > 300) continue;
-            fails += run_case(c.T, c.H, c.Hkv, c.D, c.window, c.logscale);
-            n++;
+    for (int wg = 0; wg < 2; wg++) {
+        if (only && strcmp(only, wg ? "wgmma" : "fa2")) continue;
+        for (int eager = 0; eager < 2; eager++) {
+            emu::eager_copies = eager;
+            printf("%s kernel, cp.async copies land %s\n", wg ? "wgmma" : "FA2", eager ? "at issue" : "at the wait");
+            for (const auto &c : cases) {
+                if (quick && c.T > 300 && c.T != 520) continue;   /* quick: one long case (several tiles per block) */
+                fails += run_case(wg, c.T, c.H, c.Hkv, c.D, c.window, c.logscale);
+                n++;
+            }
         }
     }
     printf("%d cases, %d failed\n", n, fails);

@@ -86,6 +86,7 @@ ppl_check "ppl gdn64 swla exact W=128" "$tmp/gdn64" --swla --swla-window 128
 ppl_check "ppl swa log-scale" "$tmp/swa" --log-scale=64
 # The FA2 attention kernel (opt-in with HS_CUDA_ATTENTION=fa2; head dims 64 and 128, other
 # dims fall back to the fp32 kernel): softmax models with GQA, windows, log scaling, long T.
+# (The kernels themselves are checked by tests/gpu/attn_fa2.cu check, device_run.sh kcheck.)
 mk swa64   --preset tiny --efficient swa --window 48 --kv-heads 2 --hidden 256 --heads 4 --head-dim 64 --train-context 256
 mk rope128 --preset tiny --efficient rope --hidden 256 --heads 2 --head-dim 128 --train-context 256
 export HS_CUDA_ATTENTION=fa2
@@ -96,6 +97,11 @@ check "fa2 rope128 rope window 100 T=1501" "$tmp/rope128" "$t1500" --rope-window
 check "fa2 gla128 (nope dk128) T=1501" "$tmp/gla128" "$t1500"
 check "fa2 gdn64 HH log-scale T=1501" "$tmp/gdn64" "$t1500" --log-scale=32
 ppl_check "fa2 ppl swa64 log-scale" "$tmp/swa64" --log-scale=64
+# The wgmma kernel (HS_CUDA_ATTENTION=wgmma; falls back to FA2 where its sm_90a code cannot run)
+export HS_CUDA_ATTENTION=wgmma
+check "wgmma swa64 (GQA 4/2, W=48) T=1501" "$tmp/swa64" "$t1500"
+check "wgmma rope128 rope window 100 T=1501" "$tmp/rope128" "$t1500" --rope-window=100
+check "wgmma gdn64 HH log-scale T=1501" "$tmp/gdn64" "$t1500" --log-scale=32
 unset HS_CUDA_ATTENTION
 # the chunked gla/gdn kernels (HS_CUDA_LINATTN=chunk; gdn: chunk-aligned overlap SWLA too, other
 # gdn SWLA keeps the per-query walk), same

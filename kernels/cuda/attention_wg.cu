@@ -1,0 +1,103 @@
+/* Causal attention on Hopper's warpgroup MMA (wgmma, sm_90a) for head dims 64 and 128: the
+ * kernel body is attention_wg_body.cuh (shared with the CPU emulator test), the primitives
+ * attention_ptx.cuh. The kernel exists only in the sm_90a machine code of the library; where
+ * the driver runs another image (another GPU, or the sm_90 one), a probe at setup reports it
+ * unavailable and cu_attention falls back to the FA2 kernel. */
+#include "kernels.cuh"
+
+#include <math.h>
+
+#include "attention_ptx.cuh"
+
+#include "attention_wg_body.cuh"
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WG_COMPILED 1
+#endif
+
+template <int D> static size_t wg_smem_bytes(void) { return wg_geom<D>::SMEM_BYTES; }
+
+template <int D>
+__global__ static void __launch_bounds__(WG_THREADS, 1)
+wg_attention_kernel(float *out, const float *q, const uint16_t *kb, const uint16_t *vtb, const float *row_scale,
+                    int T, int Tp, int H, int Hkv, int window, float qscale) {
+#if defined(WG_COMPILED)
+    extern __shared__ __align__(1024) unsigned char wg_smem[];
+    wg_attention_body<D>(out, q, kb, vtb, row_scale, T, Tp, H, Hkv, window, qscale, wg_smem);
+#endif
+}
+
+template <int D>
+__global__ static void wg_convert_vt_kernel(uint16_t *vtb, const float *v, int T, int Tp, int Hkv) {
+#if defined(WG_COMPILED)
+    const size_t n = (size_t)Tp * Hkv * (D / 4);
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        wg_convert_vt_body<D>(vtb, v, T, Tp, Hkv, i);
+#endif
+}
+
+__global__ static void wg_probe_kernel(int *flag) {
+#if defined(WG_COMPILED)
+    *flag = 1;
+#else
+    *flag = 0;
+#endif
+}
+
+static int wg_available = 0;
+
+int cu_attention_wg_fits(int dk, int dv) { return wg_available && dk == dv && (dk == 64 || dk == 128); }
+
+static size_t wg_tp(int T) { return ((size_t)(T > 0 ? T : 0) + 7) / 8 * 8; }
+
+size_t cu_attention_wg_scratch_bytes(int T, int Hkv, int dk, int dv) {
+    return ((size_t)(T > 0 ? T : 0) * dk + wg_tp(T) * dv) * (size_t)Hkv * sizeof(uint16_t);
+}
+
+cudaError_t cu_attention_wg_setup(void) {
+    cudaError_t e = cudaFuncSetAttribute(wg_attention_kernel<64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)wg_smem_bytes<64>());
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(wg_attention_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)wg_smem_bytes<128>());
+    if (e != cudaSuccess) return e;
+    /* which machine code runs here: only the sm_90a image has the kernel */
+    int *flag, h = 0;
+    if ((e = cudaMalloc(&flag, sizeof(int))) != cudaSuccess) return e;
+    wg_probe_kernel<<<1, 1>>>(flag);
+    e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaMemcpy(&h, flag, sizeof(int), cudaMemcpyDeviceToHost);
+    cudaFree(flag);
+    wg_available = e == cudaSuccess && h == 1;
+    return e;
+}
+
+template <int D>
+static cudaError_t wg_launch(float *out, const float *q, const float *k, const float *v, const float *row_scale,
+                             int T, int H, int Hkv, int window, uint16_t *kb, uint16_t *vtb, cudaStream_t st) {
+    cudaError_t e = cu_attention_convert_k(kb, k, T, Hkv, D, st);
+    if (e != cudaSuccess) return e;
+    const int Tp = (int)wg_tp(T);
+    const size_t n4 = (size_t)Tp * Hkv * (D / 4);
+    const unsigned cblocks = (unsigned)((n4 + 255) / 256 < 65535 ? (n4 + 255) / 256 : 65535);
+    wg_convert_vt_kernel<D><<<cblocks, 256, 0, st>>>(vtb, v, T, Tp, Hkv);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    const float qscale = (float)(1.4426950408889634 / sqrt((double)D)); /* log2(e) / sqrt(dk) */
+    dim3 grid((unsigned)((T + WG_BM - 1) / WG_BM), (unsigned)H);
+    wg_attention_kernel<D><<<grid, WG_THREADS, wg_smem_bytes<D>(), st>>>(out, q, kb, vtb, row_scale, T, Tp, H, Hkv,
+                                                                       window, qscale);
+    return cudaGetLastError();
+}
+
+cudaError_t cu_attention_wg(float *out, const float *q, const float *k, const float *v, const float *row_scale,
+                            int T, int H, int Hkv, int dk, int dv, int window, void *scratch, size_t scratch_bytes,
+                            cudaStream_t st) {
+    if (!cu_attention_wg_fits(dk, dv) || Hkv < 1 || H % Hkv || T < 0) return cudaErrorInvalidValue;
+    if (!scratch || scratch_bytes < cu_attention_wg_scratch_bytes(T, Hkv, dk, dv) || ((uintptr_t)scratch & 15) ||
+        ((uintptr_t)q & 15) || ((uintptr_t)k & 15) || ((uintptr_t)v & 15) || ((uintptr_t)out & 7))
+        return cudaErrorInvalidValue;
+    if (T == 0) return cudaSuccess;
+    uint16_t *kb = (uint16_t *)scratch, *vtb = kb + (size_t)T * Hkv * dk;
+    return dk == 64 ? wg_launch<64>(out, q, k, v, row_scale, T, H, Hkv, window, kb, vtb, st)
+                    : wg_launch<128>(out, q, k, v, row_scale, T, H, Hkv, window, kb, vtb, st);
+}
