@@ -242,22 +242,25 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         wmma::store_matrix_sync(as + bi * 16 * LA_LDA + bj * 16, acc, LA_LDA, wmma::mem_row_major);
     }
     __syncthreads();
-    /* diagonal blocks pairwise, the causal zeros, and the window mask inside the chunk */
+    /* diagonal blocks pairwise (one warp per entry, the channels split over the lanes), and
+     * for every other entry the causal zero or the window mask inside the chunk */
+    for (int e = warp; e < 4 * 136; e += GLA_WARPS) {
+        const int blk = e / 136, r = e % 136;   /* r-th entry of a 16 x 16 lower triangle, row-major */
+        int ti = (int)((sqrtf(8.0f * r + 1.0f) - 1.0f) * 0.5f);
+        while ((ti + 1) * (ti + 2) / 2 <= r) ti++;
+        while (ti * (ti + 1) / 2 > r) ti--;
+        const int t = blk * 16 + ti, s = blk * 16 + r - ti * (ti + 1) / 2;
+        const float *qr = qs + t * LDK, *kr = ks + s * LDK, *bt = bs + t * LDK, *bq = bs + s * LDK;
+        float acc = 0.0f;
+        for (int c = lane; c < dk; c += 32) acc += qr[c] * kr[c] * __expf(bt[c] - bq[c]);
+        #pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+        if (lane == 0) as[t * LA_LDA + s] = win && t0 + s < lo[t] ? 0.0f : acc;
+    }
     for (int e = tid; e < LC * LC; e += blockDim.x) {
         const int t = e / LC, s = e % LC;
-        float val;
-        if (s > t) {
-            val = 0.0f;
-        } else if ((t >> 4) == (s >> 4)) {
-            const float *qr = qs + t * LDK, *kr = ks + s * LDK, *bt = bs + t * LDK, *bq = bs + s * LDK;
-            float acc = 0.0f;
-            for (int c = 0; c < dk; c++) acc += qr[c] * kr[c] * __expf(bt[c] - bq[c]);
-            val = acc;
-        } else {
-            val = as[t * LA_LDA + s];
-        }
-        if (win && t0 + s < lo[t]) val = 0.0f;
-        as[t * LA_LDA + s] = val;
+        if (s > t) as[t * LA_LDA + s] = 0.0f;
+        else if ((t >> 4) != (s >> 4) && win && t0 + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
     }
     __syncthreads();
     /* Qt = q/sqrt(dk) exp(b_t), in place (the intra products above are done with q) */
