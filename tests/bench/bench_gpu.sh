@@ -5,6 +5,7 @@
 # written from them by hand). Env: BENCH_PRESETS (default "376m 776m"), BENCH_TYPES
 # (default "swa gla gdn"), BENCH_LENGTHS (default 4096,16384,65536), BENCH_TORCH=0 to skip
 # the reference, BENCH_KERNELS=0 to skip the kernel rows, BENCH_REPS (timed runs, default 3),
+# BENCH_FAST_PRESETS (presets run with every tensor-core kernel on, default 376m),
 # BENCH_STEP_S (timeout of each step, default 300).
 set -u
 BUILD=${1:-build}
@@ -16,7 +17,7 @@ TYPES=${BENCH_TYPES:-"swa gla gdn"}
 LENGTHS=${BENCH_LENGTHS:-4096,16384,65536}
 STEP=${BENCH_STEP_S:-300}
 libs="${BENCH_LIBS:-$(pkg-config --libs libcjson openblas 2>/dev/null)}"
-nvcc -O2 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -o "$BUILD/hs_gpu_bench" \
+nvcc -O2 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a -o "$BUILD/hs_gpu_bench" \
     tests/gpu/bench_gpu.cu kernels/cuda/*.cu $BUILD/engine/*.o $BUILD/kernels/cpu/*.o \
     $libs -lcublas -lm -ldl -lpthread -Xcompiler -fopenmp -lgomp || { echo "bench-gpu: bench build failed"; exit 1; }
 B=$BUILD/hs_gpu_bench
@@ -26,7 +27,7 @@ gemm_line=$($B gemm); echo "$gemm_line"
 peak=$(printf '%s\n' "$gemm_line" | sed -n 's/.*tflops=\([0-9.]*\).*/\1/p')
 $B attn-check
 [ "${BENCH_KERNELS:-1}" != 0 ] && timeout "$STEP" $B kernels 65536 8 128
-if [ "${BENCH_KERNELS:-1}" != 0 ]; then   # attention kernels (FA2, WMMA, fp32) at 4K/16K/64K; SDPA below
+if [ "${BENCH_KERNELS:-1}" != 0 ]; then   # attention kernels (FA2, wgmma, WMMA, fp32) at 4K/16K/64K; SDPA below
     nvcc -O3 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a \
         -o "$BUILD/hs_attn_fa2" tests/gpu/attn_fa2.cu kernels/cuda/attention*.cu &&
         timeout "$STEP" "$BUILD/hs_attn_fa2" bench 4096,16384,65536 8 128
@@ -41,6 +42,15 @@ for p in $PRESETS; do
             echo "== ours preset=$p efficient=$t LH 3:1 NoPE HS_CUDA_LINATTN=chunk"
             HS_CUDA_LINATTN=chunk timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
         fi
+    done
+done
+# every tensor-core path at once: wgmma attention (FA2 where its sm_90a code cannot run) and the
+# chunked gla/gdn kernels, the configuration to set against the PyTorch stack
+for p in ${BENCH_FAST_PRESETS-376m}; do
+    for t in $TYPES; do
+        echo "== ours preset=$p efficient=$t LH 3:1 NoPE HS_CUDA_ATTENTION=wgmma HS_CUDA_LINATTN=chunk"
+        HS_CUDA_ATTENTION=wgmma HS_CUDA_LINATTN=chunk timeout "$STEP" $B model --preset "$p" --efficient "$t" \
+            --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
     done
 done
 if [ "${BENCH_TORCH:-1}" != 0 ]; then
