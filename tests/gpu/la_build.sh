@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Builds the chunked gla/gdn kernel check/bench program (tests/gpu/la_check.cu) into
-# ${1:-build}/la_check: the linear-attention kernels only, no engine. Needs nvcc.
+# ${1:-build}/la_check (the linear-attention kernels only, no engine), unless it is newer than
+# every source it is made of. Prints the binary's path. Needs nvcc.
 set -eu
 cd "$(dirname "$0")/../.."
 out=${1:-build}/la_check
-mkdir -p "$(dirname "$out")"
-nvcc -O3 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -o "$out" \
-    tests/gpu/la_check.cu kernels/cuda/linattn.cu kernels/cuda/linattn_chunk.cu kernels/cuda/linattn_chunk_gdn.cu
+src="tests/gpu/la_check.cu kernels/cuda/linattn.cu kernels/cuda/linattn_chunk.cu kernels/cuda/linattn_chunk_gdn.cu"
+deps="$src kernels/cuda/kernels.cuh kernels/cuda/linattn_chunk.cuh kernels/cuda/linattn_chunk_common.cuh kernels/cuda/linattn_window.h"
+stale=1
+if [ -x "$out" ]; then
+    stale=0
+    for f in $deps; do [ "$f" -nt "$out" ] && stale=1; done
+fi
+if [ $stale = 1 ]; then
+    mkdir -p "$(dirname "$out")"
+    nvcc -O3 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -o "$out" $src >&2
+fi
 echo "$out"
