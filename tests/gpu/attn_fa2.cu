@@ -18,9 +18,9 @@
  *                       at most 1.1e-2 / 1.1e-3 for (a) and 7.0e-2 / 5.0e-3 for (b) (T=4099,
  *                       log scaling, no window) on such inputs.
  *                       Also: no NaN, nothing written past the output. Last line PASS or FAIL.
- *   attn_fa2 bench T[,T...] H D
+ *   attn_fa2 bench T[,T...] H D [fa2,wgmma,tc,simt]
  *                       causal attention (NoPE, kv heads = heads): FA2 and wgmma (causal, and
- *                       with window 4096), the WMMA and fp32 kernels; FLOPs 4*T*T*D/2 per head (causal),
+ *                       with window 4096), the WMMA and fp32 kernels (or the listed ones); FLOPs 4*T*T*D/2 per head (causal),
  *                       4*D per visible pair (window).
  *   attn_fa2 one T H Hkv D window logscale
  *                       one check case (for compute-sanitizer); the wgmma kernel's with
@@ -157,8 +157,10 @@ static int check(void) {
 }
 
 static int bench(int argc, char **argv) {
-    if (argc < 5) { fprintf(stderr, "usage: attn_fa2 bench T[,T...] H D\n"); return 2; }
+    if (argc < 5) { fprintf(stderr, "usage: attn_fa2 bench T[,T...] H D [fa2,wgmma,tc,simt]\n"); return 2; }
     const int H = atoi(argv[3]), D = atoi(argv[4]);
+    const char *only = argc > 5 ? argv[5] : "fa2,wgmma,tc,simt";   /* kernel families to time */
+    const char *family[] = {"fa2", "fa2", "wgmma", "wgmma", "tc", "simt"};
     CK(cu_attention_setup());
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
@@ -185,6 +187,11 @@ static int bench(int argc, char **argv) {
         const char *names[] = {"attention_fa2_causal", "attention_fa2_window4096", "attention_wgmma_causal",
                                "attention_wgmma_window4096", "attention_tc_causal", "attention_simt_causal"};
         for (int which = 0; which < 6; which++) {
+            char want[64];
+            snprintf(want, sizeof want, ",%s,", family[which]);
+            char list[256];
+            snprintf(list, sizeof list, ",%s,", only);
+            if (!strstr(list, want)) continue;
             if ((which == 2 || which == 3) && !cu_attention_wg_fits(D, D)) continue;
             const int fast = which <= 3;
             const int reps = fast ? 5 : T >= 32768 ? 1 : 3;       /* the old kernels take seconds at 64K */
