@@ -62,6 +62,8 @@ FA2_FN void wg_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;\n" 
 FA2_FN void wg_wait0(void) { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
 /* generic-proxy shared writes (st.shared, cp.async) made visible to the async proxy (wgmma) */
 FA2_FN void wg_proxy_fence(void) { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+FA2_FN void wg_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
+FA2_FN void wg_bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 
 /* d[64] (+)= A B, m64n128k16, A and B from shared memory (descriptors), both K-major */
 FA2_FN void wg_mma_ss(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
@@ -91,6 +93,8 @@ FA2_FN void wg_fence(void) { __trap(); }
 FA2_FN void wg_commit(void) { __trap(); }
 FA2_FN void wg_wait0(void) { __trap(); }
 FA2_FN void wg_proxy_fence(void) { __trap(); }
+FA2_FN void wg_bar_sync(int, int) { __trap(); }
+FA2_FN void wg_bar_arrive(int, int) { __trap(); }
 FA2_FN void wg_mma_ss(float (&)[64], uint64_t, uint64_t, int) { __trap(); }
 template <int N> FA2_FN void wg_mma_rs(float (&)[N / 2], const uint32_t (&)[4], uint64_t) { __trap(); }
 #endif

@@ -7,6 +7,7 @@
  *   wg_smem_addr(p)                         shared-space byte address of p
  *   wg_fence(), wg_commit(), wg_wait0()     wgmma.fence / commit_group / wait_group 0
  *   wg_proxy_fence()                        fence.proxy.async.shared::cta
+ *   wg_bar_sync(id, n), wg_bar_arrive(id, n) named barrier id over n threads: wait / arrive only
  *   wg_mma_ss(s, da, db, scale_d)           s[64] (+)= A(64x16, smem desc) B(16x128, smem desc)
  *   wg_mma_rs<N>(o, a, db)                  o[N/2] += A(64x16, registers a[4]) B(16xN, smem desc)
  *
@@ -127,8 +128,12 @@ FA2_FN void wg_attention_body(float *out, const float *q, const uint16_t *kb, co
         fa2_sync();
         const uint32_t k_addr = wg_smem_addr(sK + st * G::K_BYTES), v_addr = wg_smem_addr(sV + st * G::V_BYTES);
 
-        /* S = Q K^T over D/16 k-steps: 64-dim column blocks of 16384 (Q, K) bytes, 32 bytes per step */
+        /* S = Q K^T over D/16 k-steps: 64-dim column blocks of 16384 (Q, K) bytes, 32 bytes per
+         * step. Ping-pong: warpgroup 1 issues its product only once warpgroup 0's is done, so
+         * from then on one group's softmax runs while the other's products use the tensor cores
+         * (named barrier 1: group 0 arrives, group 1 waits). */
         float s[64];
+        if (wg == 1) wg_bar_sync(1, WG_THREADS);
         wg_fence();
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++)
@@ -136,6 +141,7 @@ FA2_FN void wg_attention_body(float *out, const float *q, const uint16_t *kb, co
                       wg_desc(k_addr + (kk >> 2) * (WG_BN * 128) + (kk & 3) * 32), kk > 0);
         wg_commit();
         wg_wait0();
+        if (wg == 0) wg_bar_arrive(1, WG_THREADS);
 
         const int k0 = j * WG_BN;
         if (k0 + WG_BN - 1 > q0 || (window > 0 && k0 <= q_last - window)) {

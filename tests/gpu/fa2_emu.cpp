@@ -221,6 +221,21 @@ FA2_FN void wg_fence(void) {}
 FA2_FN void wg_commit(void) {}
 FA2_FN void wg_wait0(void) {}
 FA2_FN void wg_proxy_fence(void) {}
+/* named barriers 1..15 over n threads: arrive counts without waiting, sync counts and waits */
+static emu::Bar named_bar[16];
+FA2_FN void wg_bar_arrive(int id, int n) {
+    emu::Bar &b = named_bar[id];
+    if (id < 1 || id > 15 || (b.count && b.count != n)) emu::fail("named barrier: bad id or thread count");
+    b.count = n;
+    emu::progress++;
+    if (++b.arrived == b.count) { b.arrived = 0; b.gen++; }
+}
+FA2_FN void wg_bar_sync(int id, int n) {
+    emu::Bar &b = named_bar[id];
+    if (id < 1 || id > 15 || (b.count && b.count != n)) emu::fail("named barrier: bad id or thread count");
+    b.count = n;
+    emu::bar_wait(b);
+}
 
 /* element (r, k) of a K-major operand described by desc (k < 16 within one instruction) */
 static float wg_elem(uint64_t desc, int r, int k) {
@@ -325,6 +340,7 @@ static void run_block(int bx, int by, size_t smem_bytes, int nthreads) {
     block_bar = {nthreads, 0, 0};
     for (int w = 0; w < 8; w++) warp_bar[w] = {32, 0, 0};
     for (int g = 0; g < 2; g++) wg_bar[g] = {128, 0, 0};
+    for (emu::Bar &b : named_bar) b = {0, 0, 0};
     for (int i = 0; i < nthreads; i++) {
         Thread &t = th[i];
         t.tid = i;
@@ -357,7 +373,10 @@ static void run_block(int bx, int by, size_t smem_bytes, int nthreads) {
         if (progress != before) idle = 0;
         else if (idle++) { fprintf(stderr, "fa2_emu: deadlock in block (%d,%d)\n", bx, by); exit(1); }
     }
-    if (block_bar.arrived || warp_bar[0].arrived) { fprintf(stderr, "fa2_emu: barrier left half-entered\n"); exit(1); }
+    bool half = block_bar.arrived != 0;
+    for (const emu::Bar &b : warp_bar) half = half || b.arrived;
+    for (const emu::Bar &b : named_bar) half = half || b.arrived;
+    if (half) { fprintf(stderr, "fa2_emu: barrier left half-entered in block (%d,%d)\n", bx, by); exit(1); }
 }
 
 } // namespace emu
