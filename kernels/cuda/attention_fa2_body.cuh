@@ -3,7 +3,7 @@
  * the GPU (attention_fa2.cu supplies them as PTX) and in the CPU emulator of
  * tests/gpu/fa2_emu.cpp (which supplies them as plain C++ over emulated threads): the
  * fragment layouts, tile index math, masks and the cp.async pipeline are tested without a
- * GPU. The includer defines, before including this file:
+ * GPU. The includer supplies, before including this file (attention_ptx.cuh on the GPU):
  *   FA2_FN                           qualifier of every function here
  *   fa2_tid(), fa2_bid_x(), fa2_bid_y()
  *   fa2_sync()                       block barrier
@@ -17,7 +17,7 @@
  *
  * Contract (the same as cu_attention): z_{t,s} = c_t (q_t . k_s) / sqrt(dk) for visible s
  * (s <= t, and s > t - window when window > 0), out_t = softmax_s(z) . v. q is fp32
- * [T, H*D]; K and V are bf16 head-major copies [Hkv][T][D] (fa2_convert_kv_body writes them);
+ * [T, H*D]; K and V are bf16 head-major copies [Hkv][T][D] (fa2_convert_body writes them);
  * out is fp32 [T, H*D]; GQA: head h reads kv head h / (H/Hkv).
  *
  * Shape: a block owns BM = 128 query rows of one head, 4 warps x 32 rows (two 16-row m-tiles

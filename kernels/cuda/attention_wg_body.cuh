@@ -1,7 +1,7 @@
 /* Causal attention on Hopper's warpgroup MMA (wgmma, sm_90a), FlashAttention-3 style without
  * warp specialization: the same contract and scratch as the FA2 kernel (attention_fa2_body.cuh)
- * except that V's bf16 copy is transposed, [Hkv][D][Tp] with Tp = T rounded up to 8 (16-byte rows; the
- * pad keys zero), so both MMAs read K-major operands. Written against primitives the includer
+ * except that V's bf16 copy is transposed, [Hkv][D][Tp] with Tp = T rounded up to 8 (16-byte
+ * rows; the pad keys zero), so both MMAs read K-major operands. Written against primitives the includer
  * supplies (attention_wg.cu: PTX; tests/gpu/fa2_emu.cpp: CPU emulation), those of
  * attention_fa2_body.cuh plus:
  *   wg_smem_addr(p)                         shared-space byte address of p
@@ -18,7 +18,8 @@
  * stored at chunk c ^ (r % 8) (the wgmma SWIZZLE_128B layout; 8-row groups 1024 bytes apart).
  * S = Q K^T (A and B from shared memory), online softmax on the accumulators in registers (as
  * in the FA2 kernel: the wgmma accumulator layout is mma.sync's per 8 columns), then
- * O += P V with P from registers (the A-fragment layout) and V^T from shared memory. */
+ * O += P V with P from registers (the A-fragment layout) and V^T from shared memory. The two
+ * warpgroups ping-pong (see the S product below). */
 #ifndef HS_ATTENTION_WG_BODY_CUH
 #define HS_ATTENTION_WG_BODY_CUH
 
