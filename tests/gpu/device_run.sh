@@ -23,7 +23,7 @@ tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
 export HS_BIN=$PWD/build/hybridscope
 for s in $steps; do case $s in
 kcheck)   # the FA2 and wgmma attention kernels against the fp32 one (tests/gpu/attn_fa2.cu)
-    nvcc -O3 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a \
+    nvcc -O3 -std=c++17 --threads 0 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a \
         -o build/hs_attn_fa2 tests/gpu/attn_fa2.cu kernels/cuda/attention*.cu \
         > "$OUT/kcheck_build.log" 2>&1 || { echo "kcheck build failed"; tail -20 "$OUT/kcheck_build.log"; }
     [ -x build/hs_attn_fa2 ] && { timeout 120 build/hs_attn_fa2 check > "$OUT/kcheck.log" 2>&1; echo "kcheck rc=$?"; cat "$OUT/kcheck.log"; }
