@@ -1,13 +1,17 @@
-/* The chunk schedule of the CUDA gla kernels (kernels/cuda/linattn_chunk.cu), run on the CPU
- * with the kernels' own visibility functions (kernels/cuda/linattn_window.h) and the same
- * steps: per-chunk log decay P and contribution U = Khat^T V, the carried-state scan with its
+/* The chunk schedules of the CUDA gla and gdn kernels (kernels/cuda/linattn_chunk*.cu), run on
+ * the CPU with the kernels' own visibility and pass-range functions (kernels/cuda/
+ * linattn_window.h) and the same steps, compared with the recurrent CPU kernels
+ * (gla/gdn_forward_recurrent, themselves tested against the naive reference) on random inputs.
+ * gla: per-chunk log decay P and contribution U = Khat^T V, the carried-state scan with its
  * look-ahead loads, in-place update without SWLA and chunk drops under SWLA (decay summed in
  * double), and the output (state term, intra-chunk causal and window mask, cut chunks carried
- * back by the window decay). Compared with the recurrent CPU kernel (gla_forward_recurrent,
- * itself tested against the naive reference) on random inputs: exact windows that are and are
- * not multiples of the chunk or shorter than it, overlap with aligned, short and straddling
- * blocks, weak and strong gates. Tolerance: largest difference <= 2e-5 of the output RMS (fp32
- * and double arithmetic here; the kernels' tf32 rounding is checked on the GPU by kcheck). */
+ * back by the window decay); exact windows that are and are not multiples of the chunk or
+ * shorter than it, overlap with aligned, short and straddling blocks, weak and strong gates;
+ * largest difference <= 2e-5 of the output RMS. gdn: the WY/UT local form (forward
+ * substitution, Tm, W, U), the state pass (Vn = U - W S, S = gamma S + Khat^T Vn) and the
+ * output, plain and with per-block restarted passes for chunk-aligned overlap SWLA; <= 1e-4.
+ * (fp32 and double arithmetic here; the kernels' tf32 rounding is checked on the GPU by
+ * tests/gpu/la_check.cu.) */
 #include "test.h"
 #include "cpu/kernels.h"
 #include "cuda/linattn_window.h"
@@ -196,6 +200,159 @@ TEST(linattn_chunk_schedule_swla) {
             const int *c = cases[i];
             double e = schedule_error(c[0], c[1], c[2], c[3], strong ? 5.0f : 0.01f, 101u + (unsigned)i);
             CHECK(e <= 2e-5, "T=%d mode=%d W=%d S=%d strong=%d: max error %.3g of the RMS", c[0], c[1], c[2], c[3],
+                  strong, e);
+        }
+}
+
+/* ---- gdn: the WY/UT chunk form and the overlap passes of linattn_chunk_gdn.cu ------------- */
+
+typedef struct {
+    int T, H, dk, dv, N;
+    const float *q, *k, *v, *beta, *la;
+    double *W, *U;                 /* [N*C, H, dk], [N*C, H, dv] (rows past T zero) */
+} gdn_sched;
+
+/* local kernel: Lm, X = (I + Lm)^{-1} by forward substitution, Tm = X diag(beta), W, U */
+static void gdn_local_pass(gdn_sched *g) {
+    const int dk = g->dk, dv = g->dv, H = g->H;
+    static double L[C][C], X[C][C], b[C], be[C];
+    for (int n = 0; n < g->N; n++)
+        for (int h = 0; h < H; h++) {
+            double acc = 0.0;
+            for (int s = 0; s < C; s++) {
+                const int t = n * C + s;
+                acc += t < g->T ? g->la[(size_t)t * H + h] : 0.0;
+                b[s] = acc;
+                be[s] = t < g->T ? g->beta[(size_t)t * H + h] : 0.0;
+            }
+            for (int t = 0; t < C; t++)
+                for (int s = 0; s < C; s++) {
+                    double kk = 0.0;
+                    if (s < t && n * C + t < g->T)
+                        for (int c = 0; c < dk; c++)
+                            kk += (double)g->k[((size_t)(n * C + t) * H + h) * dk + c] * g->k[((size_t)(n * C + s) * H + h) * dk + c];
+                    L[t][s] = s < t ? be[t] * exp(b[t] - b[s]) * kk : 0.0;
+                }
+            for (int t = 0; t < C; t++)
+                for (int c = 0; c < C; c++) {
+                    double part = 0.0;
+                    for (int s = 0; s < t; s++) part += L[t][s] * X[s][c];
+                    X[t][c] = (t == c ? 1.0 : 0.0) - part;
+                }
+            for (int t = 0; t < C; t++) {
+                const int tt = n * C + t;
+                for (int c = 0; c < dk; c++) {
+                    double w = 0.0;
+                    for (int s = 0; s <= t; s++)
+                        if (n * C + s < g->T) w += X[t][s] * be[s] * exp(b[s]) * g->k[((size_t)(n * C + s) * H + h) * dk + c];
+                    g->W[((size_t)tt * H + h) * dk + c] = w;
+                }
+                for (int j = 0; j < dv; j++) {
+                    double u = 0.0;
+                    for (int s = 0; s <= t; s++)
+                        if (n * C + s < g->T) u += X[t][s] * be[s] * g->v[((size_t)(n * C + s) * H + h) * dv + j];
+                    g->U[((size_t)tt * H + h) * dv + j] = u;
+                }
+            }
+        }
+}
+
+/* state passes (one per overlap block, or one over all chunks) and the output kernel */
+static void gdn_state_and_out(const gdn_sched *g, int sc, int wc, double *out) {
+    const int dk = g->dk, dv = g->dv, H = g->H;
+    const double scale = 1.0 / sqrt((double)dk);
+    double *S = malloc(sizeof(double) * (size_t)dk * dv), *Vn = malloc(sizeof(double) * (size_t)C * dv);
+    const int nz = sc > 0 ? (g->N + sc - 1) / sc : 1;
+    for (int h = 0; h < H; h++)
+        for (int z = 0; z < nz; z++) {
+            int beg = 0, own = 0, end = g->N;
+            if (sc > 0) la_overlap_pass(z, g->N, sc, wc, &beg, &own, &end);
+            memset(S, 0, sizeof(double) * (size_t)dk * dv);
+            for (int n = beg; n < end; n++) {
+                double b[C], acc = 0.0;
+                for (int s = 0; s < C; s++) {
+                    const int t = n * C + s;
+                    acc += t < g->T ? g->la[(size_t)t * H + h] : 0.0;
+                    b[s] = acc;
+                }
+                for (int s = 0; s < C; s++)   /* Vn = U - W S */
+                    for (int j = 0; j < dv; j++) {
+                        double x = g->U[((size_t)(n * C + s) * H + h) * dv + j];
+                        for (int c = 0; c < dk; c++) x -= g->W[((size_t)(n * C + s) * H + h) * dk + c] * S[c * dv + j];
+                        Vn[s * dv + j] = x;
+                    }
+                if (n >= own)                 /* output: o = (scale gamma o Q) S + M Vn */
+                    for (int tl = 0; tl < C && n * C + tl < g->T; tl++) {
+                        const size_t t = (size_t)(n * C + tl);
+                        for (int j = 0; j < dv; j++) {
+                            double o = 0.0;
+                            for (int c = 0; c < dk; c++) o += scale * exp(b[tl]) * g->q[(t * H + h) * dk + c] * S[c * dv + j];
+                            for (int s = 0; s <= tl; s++) {
+                                double qk = 0.0;
+                                for (int c = 0; c < dk; c++)
+                                    qk += (double)g->q[(t * H + h) * dk + c] * g->k[((size_t)(n * C + s) * H + h) * dk + c];
+                                o += scale * exp(b[tl] - b[s]) * qk * Vn[s * dv + j];
+                            }
+                            out[(t * H + h) * dv + j] = o;
+                        }
+                    }
+                /* S = gamma_last S + Khat^T Vn */
+                for (int c = 0; c < dk; c++)
+                    for (int j = 0; j < dv; j++) {
+                        double x = exp(b[C - 1]) * S[c * dv + j];
+                        for (int s = 0; s < C && n * C + s < g->T; s++)
+                            x += exp(b[C - 1] - b[s]) * g->k[((size_t)(n * C + s) * H + h) * dk + c] * Vn[s * dv + j];
+                        S[c * dv + j] = x;
+                    }
+            }
+        }
+    free(S);
+    free(Vn);
+}
+
+/* Largest |schedule - recurrence| relative to the recurrence's RMS; W, S in chunks (0: plain). */
+static double gdn_schedule_error(int T, int wc, int sc, float gmax, float bmax, unsigned seed) {
+    const int H = 2, dk = 5, dv = 3, N = (T + C - 1) / C;
+    size_t nk = (size_t)T * H * dk, nv = (size_t)T * H * dv;
+    float *q = malloc(nk * 4), *k = malloc(nk * 4), *v = malloc(nv * 4), *be = malloc((size_t)T * H * 4);
+    float *la = malloc((size_t)T * H * 4), *ref = malloc(nv * 4);
+    double *W = calloc((size_t)N * C * H * dk, sizeof(double)), *U = calloc((size_t)N * C * H * dv, sizeof(double));
+    double *out = malloc(nv * sizeof(double));
+    for (size_t i = 0; i < nk; i++) { q[i] = frand(&seed) - 0.5f; k[i] = frand(&seed) - 0.5f; }
+    for (size_t r = 0; r < (size_t)T * H; r++) /* unit q, k rows, as the engine's L2 norm leaves them */
+        for (int w = 0; w < 2; w++) {
+            float *x = (w ? k : q) + r * dk;
+            double s2 = 0.0;
+            for (int c = 0; c < dk; c++) s2 += (double)x[c] * x[c];
+            for (int c = 0; c < dk; c++) x[c] = (float)(x[c] / sqrt(s2 + 1e-6));
+        }
+    for (size_t i = 0; i < nv; i++) v[i] = frand(&seed) - 0.5f;
+    for (size_t i = 0; i < (size_t)T * H; i++) { be[i] = bmax * frand(&seed); la[i] = -gmax * frand(&seed); }
+    gdn_forward_recurrent(ref, q, k, v, be, la, T, H, dk, dv, sc > 0 ? 2 : 0, wc * C, sc * C);
+    gdn_sched g = {T, H, dk, dv, N, q, k, v, be, la, W, U};
+    gdn_local_pass(&g);
+    gdn_state_and_out(&g, sc, wc, out);
+    double ss = 0.0, mx = 0.0;
+    for (size_t i = 0; i < nv; i++) {
+        double d = fabs(out[i] - ref[i]);
+        ss += (double)ref[i] * ref[i];
+        if (!(d <= mx)) mx = d;
+    }
+    free(q); free(k); free(v); free(be); free(la); free(ref); free(W); free(U); free(out);
+    return mx / (sqrt(ss / (double)nv) + 1e-30);
+}
+
+TEST(linattn_chunk_schedule_gdn) {
+    /* {T, W chunks, S chunks}: plain, then overlap with blocks restarting 1-3 strides back,
+     * W = S (each block restarts at its own start), T not a multiple of the chunk. Weak case:
+     * beta < 0.1 and slow decay, so the state remembers far back and a restart point one chunk
+     * off shows (0.77 of the RMS for a restart one chunk late, against ~3e-6 for the right one). */
+    static const int cases[][3] = {{1, 0, 0}, {65, 0, 0}, {300, 0, 0}, {500, 4, 1}, {500, 2, 2}, {500, 3, 2}, {450, 6, 2}};
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
+        for (int strong = 0; strong < 2; strong++) {
+            const int *c = cases[i];
+            double e = gdn_schedule_error(c[0], c[1], c[2], strong ? 2.0f : 0.002f, strong ? 2.0f : 0.1f, 7u + (unsigned)i);
+            CHECK(e <= 1e-4, "gdn T=%d W=%d S=%d chunks strong=%d: max error %.3g of the RMS", c[0], c[1], c[2],
                   strong, e);
         }
 }

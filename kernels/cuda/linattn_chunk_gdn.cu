@@ -215,12 +215,7 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
      * chunk, with overlap SWLA the chunks of block z, whose recurrence restarts from zero at
      * chunk n_beg = max(0, (z+1) sc - wc) (the spec's restart point in chunks) */
     int n_beg = 0, n_out = 0, n_end = a.N;
-    if (a.sc > 0) {
-        const int z = blockIdx.z;
-        n_out = z * a.sc;
-        n_end = min(a.N, n_out + a.sc);
-        n_beg = max(0, (z + 1) * a.sc - a.wc);
-    }
+    if (a.sc > 0) la_overlap_pass((int)blockIdx.z, a.N, a.sc, a.wc, &n_beg, &n_out, &n_end);
     for (int i = tid; i < dk * GDN_LDS; i += blockDim.x) ss[i] = 0.0f;
     gdn_state_prefetch(a, Ly, sm, 0, n_beg, h, col0);
     __pipeline_commit();

@@ -36,4 +36,13 @@ LA_HD int la_chunk_pd(int n, int swla, int W, int S) {
     return (int)(la_chunk_lo((long)n * LA_CHUNK, swla, W, S) / LA_CHUNK);
 }
 
+/* Chunk-aligned overlap SWLA by restarted passes (gdn): block z of sc chunks (stride S = sc
+ * chunks, window W = wc chunks) owns chunks [*own, *end) of the N; its recurrence restarts
+ * from zero at chunk *beg = max(0, (z+1) sc - wc), the spec's restart point. */
+LA_HD void la_overlap_pass(int z, int N, int sc, int wc, int *beg, int *own, int *end) {
+    *own = z * sc;
+    *end = *own + sc < N ? *own + sc : N;
+    *beg = (z + 1) * sc - wc > 0 ? (z + 1) * sc - wc : 0;
+}
+
 #endif
