@@ -348,6 +348,15 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
 
 /* ---- host side ------------------------------------------------------------------------- */
 
+size_t cu_la_gdn_smem_max(int dk, int dv);   /* linattn_chunk_gdn.cu */
+
+/* The most dynamic shared memory any chunk kernel takes for these head dims. */
+static size_t cu_la_chunk_smem_max(int dk, int dv) {
+    size_t m = gla_out_make(dk, dv).total * sizeof(float), l = gla_local_smem(dk, dv), g = cu_la_gdn_smem_max(dk, dv);
+    if (l > m) m = l;
+    return g > m ? g : m;
+}
+
 int cu_la_chunk_enabled(void) {
     static int v = -1;
     if (v < 0) {
@@ -357,8 +366,22 @@ int cu_la_chunk_enabled(void) {
     return v;
 }
 
+/* Shared memory a block may opt in to on the current device (read once). */
+static size_t device_smem_optin(void) {
+    static long v = -1;
+    if (v < 0) {
+        int dev = 0, bytes = 0;
+        v = cudaGetDevice(&dev) == cudaSuccess &&
+                    cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess
+                ? bytes : 0;
+    }
+    return (size_t)v;
+}
+
 int cu_la_chunk_fits(int dk, int dv) {
-    return dk >= 16 && dv >= 16 && dk % 16 == 0 && dv % 16 == 0 && dk <= CU_LA_CHUNK_MAXD && dv <= CU_LA_CHUNK_MAXD;
+    if (!(dk >= 16 && dv >= 16 && dk % 16 == 0 && dv % 16 == 0 && dk <= CU_LA_CHUNK_MAXD && dv <= CU_LA_CHUNK_MAXD))
+        return 0;
+    return cu_la_chunk_smem_max(dk, dv) <= device_smem_optin();
 }
 
 static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
@@ -374,10 +397,12 @@ size_t cu_la_chunk_work_bytes(int T, int H, int dk, int dv) {
     return gla > gdn ? gla : gdn;
 }
 
-static cudaError_t set_smem(const void *fn, size_t bytes, int *done) {
-    if (*done) return cudaSuccess;
+/* Raises a kernel's dynamic shared memory limit to `bytes` when it is below (the attribute
+ * is per kernel and sticks; one device per process, as the engine runs). */
+static cudaError_t set_smem(const void *fn, size_t bytes, size_t *current) {
+    if (bytes <= *current) return cudaSuccess;
     cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-    if (e == cudaSuccess) *done = 1;
+    if (e == cudaSuccess) *current = bytes;
     return e;
 }
 
@@ -405,12 +430,10 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     a.Lz = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + pd_bytes);
     a.Kh = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + 2 * pd_bytes);
 
-    static int local_ok, out_ok;
+    static size_t local_set, out_set;
     const size_t ls = gla_local_smem(dk, dv), os = gla_out_make(dk, dv).total * sizeof(float);
-    cudaError_t e = set_smem((const void *)gla_local_kernel, gla_local_smem(CU_LA_CHUNK_MAXD, CU_LA_CHUNK_MAXD), &local_ok);
-    if (e == cudaSuccess)
-        e = set_smem((const void *)gla_out_kernel, gla_out_make(CU_LA_CHUNK_MAXD, CU_LA_CHUNK_MAXD).total * sizeof(float),
-                     &out_ok);
+    cudaError_t e = set_smem((const void *)gla_local_kernel, ls, &local_set);
+    if (e == cudaSuccess) e = set_smem((const void *)gla_out_kernel, os, &out_set);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)a.N, (unsigned)H);
     gla_local_kernel<<<grid, GLA_THREADS, ls, st>>>(a);

@@ -348,11 +348,20 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
 
 static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
-static cudaError_t set_smem(const void *fn, size_t bytes, int *done) {
-    if (*done) return cudaSuccess;
+/* Raises a kernel's dynamic shared memory limit to `bytes` when it is below (the attribute
+ * is per kernel and sticks; one device per process, as the engine runs). */
+static cudaError_t set_smem(const void *fn, size_t bytes, size_t *current) {
+    if (bytes <= *current) return cudaSuccess;
     cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-    if (e == cudaSuccess) *done = 1;
+    if (e == cudaSuccess) *current = bytes;
     return e;
+}
+
+/* The most dynamic shared memory a gdn chunk kernel takes (for cu_la_chunk_fits). */
+size_t cu_la_gdn_smem_max(int dk, int dv) {
+    size_t m = gdn_local_make(dk, dv).total, s = gdn_state_smem(dk), o = gdn_out_smem(dk, dv);
+    if (s > m) m = s;
+    return o > m ? o : m;
 }
 
 int cu_gdn_chunk_supports(int swla, int W, int S) {
@@ -381,11 +390,10 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     a.Vb = swla == CU_SWLA_OFF ? a.Ub : a.Ub + (size_t)a.N * LC * H * dv;
     if (swla == CU_SWLA_OVERLAP) { a.sc = S / LC; a.wc = W / LC; }
 
-    static int local_ok, state_ok, out_ok;
-    const int M = CU_LA_CHUNK_MAXD;
-    cudaError_t e = set_smem((const void *)gdn_local_kernel, gdn_local_make(M, M).total, &local_ok);
-    if (e == cudaSuccess) e = set_smem((const void *)gdn_state_kernel, gdn_state_smem(M), &state_ok);
-    if (e == cudaSuccess) e = set_smem((const void *)gdn_out_kernel, gdn_out_smem(M, M), &out_ok);
+    static size_t local_set, state_set, out_set;
+    cudaError_t e = set_smem((const void *)gdn_local_kernel, gdn_local_make(dk, dv).total, &local_set);
+    if (e == cudaSuccess) e = set_smem((const void *)gdn_state_kernel, gdn_state_smem(dk), &state_set);
+    if (e == cudaSuccess) e = set_smem((const void *)gdn_out_kernel, gdn_out_smem(dk, dv), &out_set);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)a.N, (unsigned)H);
     gdn_local_kernel<<<grid, GDN_THREADS, gdn_local_make(dk, dv).total, st>>>(a);
