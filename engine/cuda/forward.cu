@@ -182,7 +182,7 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
         LAUNCH(cu_gdn_gates(ws->beta, ws->la, w->A_log, w->dt_bias, T, H, mc->allow_neg_eigval ? 2.0f : 1.0f,
                             cm->st));
         const int mode = swla == HS_SWLA_EXACT ? CU_SWLA_EXACT : swla == HS_SWLA_OVERLAP ? CU_SWLA_OVERLAP : CU_SWLA_OFF;
-        if (chunk && cu_gdn_chunk_supports(mode, W, S))
+        if (chunk && cu_gdn_chunk_supports(T, mode, W, S))
             LAUNCH(cu_gdn_chunk(ws->o, ws->q, ws->k, ws->v, ws->beta, ws->la, T, H, dk, dv, mode, W, S, ws->la_work,
                                 ws->la_work_bytes, cm->st));
         else if (swla == HS_SWLA_OFF)

@@ -38,7 +38,7 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
  * chunk (every restart point is then a chunk start: each block of S tokens runs its own state
  * pass from its restart point, all blocks in parallel, W/S times the plain state pass's work);
  * exact SWLA and unaligned overlap are not taken (cu_gdn_chunk_supports says which). */
-int cu_gdn_chunk_supports(int swla, int W, int S);
+int cu_gdn_chunk_supports(int T, int swla, int W, int S);
 cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float *v, const float *beta,
                          const float *log_alpha, int T, int H, int dk, int dv, int swla, int W, int S,
                          void *work, size_t work_bytes, cudaStream_t st);

@@ -364,8 +364,10 @@ size_t cu_la_gdn_smem_max(int dk, int dv) {
     return o > m ? o : m;
 }
 
-int cu_gdn_chunk_supports(int swla, int W, int S) {
-    return swla == CU_SWLA_OFF || (swla == CU_SWLA_OVERLAP && W >= S && S >= LC && W % LC == 0 && S % LC == 0);
+int cu_gdn_chunk_supports(int T, int swla, int W, int S) {
+    if (swla == CU_SWLA_OFF) return 1;
+    /* overlap: one grid layer per block of S tokens (at most 65535 of them) */
+    return swla == CU_SWLA_OVERLAP && W >= S && S >= LC && W % LC == 0 && S % LC == 0 && (T - 1) / S + 1 <= 65535;
 }
 
 cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float *v, const float *beta,
@@ -373,7 +375,7 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
                          void *work, size_t work_bytes, cudaStream_t st) {
     if (T < 1) return cudaSuccess;
     if (swla != CU_SWLA_EXACT && swla != CU_SWLA_OVERLAP) swla = CU_SWLA_OFF;
-    if (!cu_la_chunk_fits(dk, dv) || !cu_gdn_chunk_supports(swla, W, S) || !work ||
+    if (!cu_la_chunk_fits(dk, dv) || !cu_gdn_chunk_supports(T, swla, W, S) || !work ||
         work_bytes < cu_la_chunk_work_bytes(T, H, dk, dv))
         return cudaErrorInvalidValue;
     gdn_args a = {};
