@@ -21,7 +21,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import family  # noqa: E402
-from export import export_model  # noqa: E402
+from export import export_model, read_safetensors  # noqa: E402
 from model import HybridLM  # noqa: E402
 
 
@@ -89,6 +89,10 @@ def main():
     ap.add_argument("--resume-dir", default="",
                     help="continue from DIR/NAME.ckpt.pt (model, optimizer, step) for --steps "
                          "more steps with a fresh warmup + cosine schedule (a warm restart)")
+    ap.add_argument("--init-from", default="",
+                    help="continue from the exported checkpoint DIR/NAME (bf16 weights, no "
+                         "optimizer state) with a fresh warmup + cosine schedule; a member "
+                         "with no DIR/NAME starts from scratch")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--deadline", type=float, default=0,
                     help="epoch seconds: the whole family must finish training by then; the "
@@ -120,6 +124,17 @@ def main():
                             fused=dev.type == "cuda", capturable=use_graph)
     phases = []          # earlier training phases when resuming
     step0 = 0
+    src = os.path.join(a.init_from, a.name) if a.init_from else ""
+    if src and os.path.exists(os.path.join(src, "model.safetensors")):
+        with open(os.path.join(src, "config.json")) as f:
+            prev = json.load(f)["training"]
+        sd = read_safetensors(os.path.join(src, "model.safetensors"))
+        missing, unexpected = model.load_state_dict(sd, strict=False)
+        if unexpected or [k for k in missing if k != "lm_head.weight"]:
+            raise SystemExit(f"{src}: tensors missing {missing} / unexpected {unexpected}")
+        step0 = prev.get("total_steps", prev["steps"])
+        phases = prev.get("earlier_phases", []) + [
+            {k: prev[k] for k in ("steps", "lr", "warmup", "schedule", "wall_seconds")}]
     if a.resume_dir:
         ck = torch.load(os.path.join(a.resume_dir, a.name + ".ckpt.pt"), map_location=dev,
                         weights_only=False)

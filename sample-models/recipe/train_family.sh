@@ -3,11 +3,12 @@
 #   bash train_family.sh ASSETS_DIR OUT_DIR TRAIN_SECONDS [extra train.py args...]
 # TRAIN_SECONDS is the wall budget for the whole family; the step count is agreed by the members
 # after a short timing probe (train.py --deadline) so every model runs the same number of steps.
+# NAMES="a b" trains only those members.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 assets=$1; out=$2; secs=$3; shift 3
 mkdir -p "$out"
-names=$(python3 -c "import sys; sys.path.insert(0, '$here'); import family; print(' '.join(family.FAMILY))")
+names=${NAMES:-$(python3 -c "import sys; sys.path.insert(0, '$here'); import family; print(' '.join(family.FAMILY))")}
 n=$(echo $names | wc -w)
 # every layout must build before anything starts
 python3 -c "import sys; sys.path.insert(0, '$here'); import family
