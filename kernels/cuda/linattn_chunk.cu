@@ -303,8 +303,12 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         for (int j = fz - 1; j >= pd; j--) {
             __syncthreads();               /* ks, bs, vs, as free; Qhat complete */
             gla_load_key_chunk(a, j, h, ks, vs, pj);
+            /* key columns before kfirst(rb) are masked for every row of row block rb (the visible
+             * start never decreases with t): those tiles are neither computed nor read */
+            #define KFIRST(rb) (min(LC, max(0, lo[(rb) * 16] - j * LC)) & ~15)
             for (int u = 0; u < 2; u++) {
                 const int tile = warp + GLA_WARPS * u, rb = tile >> 2, cb = tile & 3;
+                if (cb * 16 < KFIRST(rb)) continue;
                 la_acc c;
                 wmma::fill_fragment(c, 0.0f);
                 la_mma<la_a_row, la_b_col>(c, qs + rb * 16 * LDK, LDK, 8, ks + cb * 16 * LDK, LDK, 8, dk);
@@ -313,7 +317,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
             __syncthreads();
             for (int e = tid; e < LC * LC; e += blockDim.x) {
                 const int t = e / LC, s = e % LC;
-                if ((long)j * LC + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
+                if (s >= KFIRST(t >> 4) && (long)j * LC + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
             }
             if (j > pd)                    /* carry Qhat back across chunk j for the next one */
                 for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= expf(pj[i % dk]);
@@ -322,11 +326,12 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
             for (int u = 0; u < 4; u++) {
                 const int tile = warp + GLA_WARPS * u;
                 if (tile < ntile) {
-                    const int rb = tile / nbv, cb = tile % nbv;
-                    la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA, LA_LDA, 8, vs + cb * 16, LDV,
-                                               (size_t)8 * LDV, LC);
+                    const int rb = tile / nbv, cb = tile % nbv, k0 = KFIRST(rb);
+                    la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA + k0, LA_LDA, 8, vs + (size_t)k0 * LDV + cb * 16,
+                                               LDV, (size_t)8 * LDV, LC - k0);
                 }
             }
+            #undef KFIRST
         }
     }
     __syncthreads();                       /* vs becomes the output staging area */
