@@ -21,6 +21,15 @@ nvcc -O2 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -
     tests/gpu/bench_gpu.cu kernels/cuda/*.cu $BUILD/engine/*.o $BUILD/kernels/cpu/*.o \
     $libs -lcublas -lm -ldl -lpthread -Xcompiler -fopenmp -lgomp || { echo "bench-gpu: bench build failed"; exit 1; }
 B=$BUILD/hs_gpu_bench
+# flash-linear-attention for the PyTorch reference (torch_ref.py: chunk_gla, chunk_gated_delta_rule):
+# its wheels travel in the ignored folder .whl/ (carry it in the device call); never committed
+if ls .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1 &&
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/fla_site \
+        .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; then
+    export PYTHONPATH=/tmp/fla_site${PYTHONPATH:+:$PYTHONPATH}; echo "fla: installed from .whl"
+else
+    echo "fla: not available (carry .whl/ with the fla wheels for the fla rows)"
+fi
 date -u +"date=%Y-%m-%dT%H:%MZ"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu=/'
 gemm_line=$($B gemm); echo "$gemm_line"
@@ -35,7 +44,7 @@ if [ "${BENCH_KERNELS:-1}" != 0 ]; then   # attention kernels (FA2, wgmma, WMMA,
         timeout "$STEP" "$BUILD/hs_attn_fa2" bench 4096,16384,65536 8 128 fa2,tc,simt
         timeout "$STEP" "$BUILD/hs_attn_fa2" bench 4096,16384,65536 8 128 wgmma; }   # own process: a fault there loses no other row
 fi
-# chunked gla/gdn kernels vs the recurrences, SWLA exact/overlap vs plain, fla rows (wheels in .whl/)
+# chunked gla/gdn kernels vs the recurrences, SWLA exact/overlap vs plain (fla's rows: torch_ref.py below)
 [ "${BENCH_KERNELS:-1}" != 0 ] && bash tests/gpu/la_bench.sh "$BUILD"
 for p in $PRESETS; do
     for t in $TYPES; do

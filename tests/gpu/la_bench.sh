@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Bench rows of the chunked gla/gdn kernels (tests/gpu/la_check.cu bench): recurrences vs
-# chunk kernels, exact and overlap SWLA vs plain, at T = 4K/16K/64K, 8 heads, dk = dv = 128;
-# then flash-linear-attention's chunk_gla / chunk_gated_delta_rule (and SDPA) at LA_FLA_LENGTHS
-# (default 65536, the issue's comparison point; every length is a new Python process that
-# compiles and autotunes Triton kernels again) when the fla wheels are carried in .whl/; the
-# step gets LA_FLA_STEP_S seconds (default 300). Usage: la_bench.sh [BUILD_DIR].
+# chunk kernels, exact and overlap SWLA vs plain, at T = 4K/16K/64K, 8 heads, dk = dv = 128.
+# make bench-gpu (tests/bench/bench_gpu.sh) runs it and, in the same run, flash-linear-
+# attention's chunk_gla / chunk_gated_delta_rule through torch_ref.py at 64K. Run alone with
+# LA_FLA=1 it also gets the fla rows itself, at LA_FLA_LENGTHS (default 65536; every length is
+# a new Python process that compiles and autotunes Triton kernels again), when the fla wheels
+# are carried in .whl/; LA_FLA_STEP_S seconds per length (default 300).
+# Usage: la_bench.sh [BUILD_DIR].
 set -u
 cd "$(dirname "$0")/../.."
 bin=$(bash tests/gpu/la_build.sh "${1:-build}") || { echo "la_bench: build failed"; exit 1; }
 for T in ${LA_BENCH_LENGTHS:-4096 16384 65536}; do timeout 120 "$bin" bench "$T" 8 128; done
+[ "${LA_FLA:-0}" = 1 ] || exit 0
 if ls .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; then
     if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/la_site \
         .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; then
