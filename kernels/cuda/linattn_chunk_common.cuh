@@ -11,6 +11,10 @@
 #include <mma.h>
 
 #define LC CU_LA_CHUNK
+/* The block's dynamic shared memory (the CPU emulator, tests/gpu/la_emu.cpp, defines its own). */
+#ifndef LA_SMEM
+#define LA_SMEM(type, name) extern __shared__ __align__(128) type name[]
+#endif
 static_assert(CU_LA_CHUNK == LA_CHUNK, "one chunk size");
 static_assert(CU_SWLA_EXACT == LA_SWLA_EXACT && CU_SWLA_OVERLAP == LA_SWLA_OVERLAP, "one set of SWLA modes");
 #define LA_LDA (LC + 4)          /* row stride of a chunk x chunk matrix in shared memory */

@@ -1,0 +1,336 @@
+/* The kernels of linattn_chunk.cu (its header comment describes them), apart from its host side
+ * so that tests/gpu/la_emu.cpp can run them on the CPU. Internal to kernels/cuda. */
+#ifndef HS_LINATTN_CHUNK_GLA_BODY_CUH
+#define HS_LINATTN_CHUNK_GLA_BODY_CUH
+
+#include "linattn_chunk_common.cuh"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+using namespace nvcuda;
+
+#define GLA_THREADS 256
+#define GLA_WARPS (GLA_THREADS / 32)
+#define GLA_SCR 1152             /* per-warp scratch floats: two 16 x 36 slabs */
+
+struct gla_args {
+    float *out;
+    const float *q, *k, *v, *gk;
+    float *U, *Z, *P, *Lz;       /* chunk contributions, carried states, log decays, window log decays */
+    float *Kh;                   /* SWLA: Khat of every chunk [N*LC, H*dk] for the cut chunks (else NULL) */
+    int T, H, dk, dv, N, swla, W, S;
+    float scale;
+};
+
+/* ---- local: the chunk's decay and own state contribution ------------------------------ */
+
+static size_t gla_local_smem(int dk, int dv) {
+    return sizeof(float) * ((size_t)2 * LC * (dk + 4) + (size_t)LC * (dv + 4));
+}
+
+__global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args a) {
+    LA_SMEM(float, sm);
+    const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
+    float *ks = sm, *gs = ks + LC * LDK, *vs = gs + LC * LDK;
+    const int n = blockIdx.x, h = blockIdx.y, warp = threadIdx.x >> 5;
+    const int t0 = n * LC;
+    la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(gs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+    __syncthreads();
+    /* rows past T hold gk = 0: b stays at b_last there and their k is zero */
+    for (int c = threadIdx.x; c < dk; c += blockDim.x) {
+        double bl = 0.0;
+        for (int s = 0; s < LC; s++) bl += gs[s * LDK + c];
+        double b = 0.0;
+        for (int s = 0; s < LC; s++) {
+            b += gs[s * LDK + c];
+            ks[s * LDK + c] *= expf((float)(bl - b));
+        }
+        a.P[((size_t)n * a.H + h) * dk + c] = (float)bl;
+    }
+    __syncthreads();
+    if (a.Kh) {                  /* SWLA: the output kernel reads Khat of the chunks a window edge cuts */
+        const int q4 = dk >> 2;
+        for (int i = threadIdx.x; i < LC * q4; i += blockDim.x) {
+            const int r = i / q4, c = (i % q4) * 4;
+            *(float4 *)(a.Kh + (size_t)(t0 + r) * a.H * dk + (size_t)h * dk + c) = *(const float4 *)(ks + r * LDK + c);
+        }
+    }
+    const int nbv = dv / 16, ntile = (dk / 16) * nbv;
+    float *u = a.U + ((size_t)n * a.H + h) * dk * dv;
+    for (int tile = warp; tile < ntile; tile += GLA_WARPS) {
+        const int i0 = tile / nbv * 16, j0 = tile % nbv * 16;
+        la_acc acc;
+        wmma::fill_fragment(acc, 0.0f);
+        /* U[i][j] = sum_s Khat[s][i] V[s][j]: A = Khat^T read column-major from ks */
+        la_mma<la_a_col, la_b_row>(acc, ks + i0, LDK, (size_t)8 * LDK, vs + j0, LDV, (size_t)8 * LDV, LC);
+        wmma::store_matrix_sync(u + (size_t)i0 * dv + j0, acc, dv, wmma::mem_row_major);
+    }
+}
+
+/* ---- scan: carried states, one thread per element -------------------------------------- */
+
+#define GLA_PF 4                 /* chunks of U and P loaded ahead (loads in flight per thread) */
+
+__global__ static void gla_scan_kernel(gla_args a) {
+    const size_t per_head = (size_t)a.dk * a.dv, stride = (size_t)a.H * per_head;
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= stride) return;
+    const int h = (int)(e / per_head), i = (int)(e % per_head / a.dv);
+    const bool lz_writer = a.Lz && e % a.dv == 0;
+    const size_t pst = (size_t)a.H * a.dk, pi = (size_t)h * a.dk + i;
+    const int last = a.N - 1;    /* U and P of chunks 0..last-1 feed the states; Z of 0..last is stored */
+    const float *u = a.U + e;
+    float *z = a.Z + e;
+    /* ub[d], pb[d]: U and P of chunk n0 + d. Loaded GLA_PF chunks ahead: without SWLA Z is U
+     * itself (in place), and Z_n is stored only after U_n was read, so a load ahead never
+     * sees a stored state. */
+    float ub[GLA_PF], pb[GLA_PF];
+    #pragma unroll
+    for (int d = 0; d < GLA_PF; d++) {
+        ub[d] = d < last ? u[(size_t)d * stride] : 0.0f;
+        pb[d] = d < last ? a.P[(size_t)d * pst + pi] : 0.0f;
+    }
+    float zs = 0.0f;
+    double wsum = 0.0;           /* sum of P over the chunks in the state: [f, n-1] */
+    int f = 0;
+    float uf = 0.0f, pf = 0.0f;  /* U_f and P_f loaded ahead for the next drop (SWLA) */
+    bool have_f = false;
+    for (int n0 = 0; n0 <= last; n0 += GLA_PF) {
+        #pragma unroll
+        for (int d = 0; d < GLA_PF; d++) {
+            const int n = n0 + d;
+            if (n > last) break;
+            const float un = ub[d], pn = pb[d];
+            if (n + GLA_PF < last) {
+                ub[d] = u[(size_t)(n + GLA_PF) * stride];
+                pb[d] = a.P[(size_t)(n + GLA_PF) * pst + pi];
+            }
+            z[(size_t)n * stride] = zs;
+            if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
+            if (n == last) break;
+            zs = expf(pn) * zs + un;
+            wsum += pn;
+            if (a.swla) {
+                /* chunks leaving the window: subtract each as the U it was added with, decayed
+                 * by the P summed since (U is a separate buffer under SWLA) */
+                const int fz = la_chunk_fz(n + 1, a.T, a.swla, a.W, a.S);
+                while (f < fz) {
+                    float uu = uf, pp = pf;
+                    if (!have_f) {
+                        uu = u[(size_t)f * stride];
+                        pp = a.P[(size_t)f * pst + pi];
+                    }
+                    have_f = false;
+                    zs -= expf((float)(wsum - pp)) * uu;
+                    wsum -= pp;
+                    f++;
+                }
+                if (f == n + 1) { zs = 0.0f; wsum = 0.0; } /* empty window: exactly zero, no residue */
+                if (!have_f && f < last) {
+                    uf = u[(size_t)f * stride];
+                    pf = a.P[(size_t)f * pst + pi];
+                    have_f = true;
+                }
+            }
+        }
+    }
+}
+
+/* ---- output ---------------------------------------------------------------------------- */
+
+struct gla_out_layout {
+    size_t qs, ks, bs, vs, as, scr, pj, lo, total; /* float offsets */
+};
+
+__host__ __device__ static gla_out_layout gla_out_make(int dk, int dv) {
+    gla_out_layout L;
+    size_t off = 0;
+    L.qs = off; off += (size_t)LC * (dk + 4);
+    L.ks = off; off += (size_t)LC * (dk + 4);
+    L.bs = off; off += (size_t)LC * (dk + 4);
+    L.vs = off; off += (size_t)LC * (dv + 4);
+    L.as = off; off += (size_t)LC * LA_LDA;
+    L.scr = off; off += (size_t)GLA_WARPS * GLA_SCR;
+    L.pj = off; off += CU_LA_CHUNK_MAXD;
+    L.lo = off; off += LC;
+    L.total = off;
+    return L;
+}
+
+/* Loads Khat (k decayed to the chunk end, written by the local kernel), v and the log decay
+ * of a full earlier chunk j. */
+__device__ static void gla_load_key_chunk(const gla_args &a, int j, int h, float *ks, float *vs, float *pj) {
+    const int dk = a.dk;
+    la_load_tile(ks, dk + 4, a.Kh, (size_t)a.H * dk, (size_t)h * dk, j * LC, a.N * LC, dk);
+    la_load_tile(vs, a.dv + 4, a.v, (size_t)a.H * a.dv, (size_t)h * a.dv, j * LC, a.T, a.dv);
+    for (int c = threadIdx.x; c < dk; c += blockDim.x) pj[c] = a.P[((size_t)j * a.H + h) * dk + c];
+    __syncthreads();
+}
+
+__global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args a) {
+    LA_SMEM(float, sm);
+    const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
+    const gla_out_layout Ly = gla_out_make(dk, dv);
+    float *qs = sm + Ly.qs, *ks = sm + Ly.ks, *bs = sm + Ly.bs, *vs = sm + Ly.vs, *as = sm + Ly.as;
+    float *pj = sm + Ly.pj;
+    int *lo = (int *)(sm + Ly.lo);
+    const int n = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int t0 = n * LC, L = min(LC, a.T - t0);
+    const bool win = a.swla != CU_SWLA_OFF;
+    const int fz = win ? la_chunk_fz(n, a.T, a.swla, a.W, a.S) : 0;
+    const int pd = win ? la_chunk_pd(n, a.swla, a.W, a.S) : 0;
+
+    la_load_tile(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(bs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+    for (int t = tid; t < LC; t += blockDim.x) lo[t] = (int)la_chunk_lo((long)t0 + t, a.swla, a.W, a.S);
+    __syncthreads();
+    for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= a.scale;
+    for (int c = tid; c < dk; c += blockDim.x) {
+        double b = 0.0;
+        for (int s = 0; s < LC; s++) {
+            b += bs[s * LDK + c];
+            bs[s * LDK + c] = (float)b;
+        }
+    }
+    __syncthreads();
+
+    /* off-diagonal 16 x 16 blocks of the intra-chunk matrix (6 of them, one per warp) */
+    if (warp < 6) {
+        const int bi = warp < 3 ? warp + 1 : (warp < 5 ? warp - 1 : 3);
+        const int bj = warp < 3 ? 0 : (warp < 5 ? 1 : 2);
+        const int r = bj * 16 + 15;
+        float *qh = sm + Ly.scr + (size_t)warp * GLA_SCR, *kh = qh + 16 * 36;
+        la_acc acc;
+        wmma::fill_fragment(acc, 0.0f);
+        for (int c0 = 0; c0 < dk; c0 += 32) {
+            const int w = dk - c0 < 32 ? dk - c0 : 32;   /* 16 or 32 */
+            for (int e = lane; e < 16 * w; e += 32) {
+                const int row = e / w, c = e % w, cc = c0 + c;
+                const float br = bs[r * LDK + cc];
+                const int tq = bi * 16 + row, tk = bj * 16 + row;
+                qh[row * 36 + c] = qs[tq * LDK + cc] * __expf(bs[tq * LDK + cc] - br);
+                kh[row * 36 + c] = ks[tk * LDK + cc] * __expf(br - bs[tk * LDK + cc]);
+            }
+            __syncwarp();
+            la_mma<la_a_row, la_b_col>(acc, qh, 36, 8, kh, 36, 8, w);
+            __syncwarp();
+        }
+        wmma::store_matrix_sync(as + bi * 16 * LA_LDA + bj * 16, acc, LA_LDA, wmma::mem_row_major);
+    }
+    __syncthreads();
+    /* diagonal blocks pairwise (one warp per entry, the channels split over the lanes), and
+     * for every other entry the causal zero or the window mask inside the chunk */
+    for (int e = warp; e < 4 * 136; e += GLA_WARPS) {
+        const int blk = e / 136, r = e % 136;   /* r-th entry of a 16 x 16 lower triangle, row-major */
+        int ti = (int)((sqrtf(8.0f * r + 1.0f) - 1.0f) * 0.5f);
+        while ((ti + 1) * (ti + 2) / 2 <= r) ti++;
+        while (ti * (ti + 1) / 2 > r) ti--;
+        const int t = blk * 16 + ti, s = blk * 16 + r - ti * (ti + 1) / 2;
+        const float *qr = qs + t * LDK, *kr = ks + s * LDK, *bt = bs + t * LDK, *bq = bs + s * LDK;
+        float acc = 0.0f;
+        for (int c = lane; c < dk; c += 32) acc += qr[c] * kr[c] * __expf(bt[c] - bq[c]);
+        #pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+        if (lane == 0) as[t * LA_LDA + s] = win && t0 + s < lo[t] ? 0.0f : acc;
+    }
+    for (int e = tid; e < LC * LC; e += blockDim.x) {
+        const int t = e / LC, s = e % LC;
+        if (s > t) as[t * LA_LDA + s] = 0.0f;
+        else if ((t >> 4) != (s >> 4) && win && t0 + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
+    }
+    __syncthreads();
+    /* Qt = q/sqrt(dk) exp(b_t), in place (the intra products above are done with q) */
+    for (int i = tid; i < LC * dk; i += blockDim.x) {
+        const int t = i / dk, c = i % dk;
+        qs[t * LDK + c] *= __expf(bs[t * LDK + c]);
+    }
+
+    const int nbv = dv / 16, ntile = 4 * nbv;
+    la_acc acc[4];
+    #pragma unroll
+    for (int u = 0; u < 4; u++) {
+        wmma::fill_fragment(acc[u], 0.0f);
+        const int tile = warp + GLA_WARPS * u;
+        if (tile < ntile) {
+            const int rb = tile / nbv, cb = tile % nbv;
+            /* A is lower triangular: key columns past the row block are zero */
+            la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA, LA_LDA, 8, vs + cb * 16, LDV, (size_t)8 * LDV,
+                                       (rb + 1) * 16);
+        }
+    }
+    __syncthreads();                       /* Qt complete */
+    if (fz < n) {
+        const float *zn = a.Z + ((size_t)n * a.H + h) * dk * dv;
+        #pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int tile = warp + GLA_WARPS * u;
+            if (tile < ntile) {
+                const int rb = tile / nbv, cb = tile % nbv;
+                la_mma<la_a_row, la_b_row>(acc[u], qs + rb * 16 * LDK, LDK, 8, zn + cb * 16, dv, (size_t)8 * dv, dk);
+            }
+        }
+    }
+    if (pd < fz) {
+        /* chunks cut by a window edge, newest first; Qhat = Qt exp(G_{end of n-1} - G_{end of j}) */
+        __syncthreads();                   /* every warp is done with Qt for the state term */
+        const float *lz = a.Lz + ((size_t)n * a.H + h) * dk;
+        if (fz < n)
+            for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= expf(lz[i % dk]);
+        for (int j = fz - 1; j >= pd; j--) {
+            __syncthreads();               /* ks, bs, vs, as free; Qhat complete */
+            gla_load_key_chunk(a, j, h, ks, vs, pj);
+            /* key columns before kfirst(rb) are masked for every row of row block rb (the visible
+             * start never decreases with t): those tiles are neither computed nor read */
+            #define KFIRST(rb) (min(LC, max(0, lo[(rb) * 16] - j * LC)) & ~15)
+            for (int u = 0; u < 2; u++) {
+                const int tile = warp + GLA_WARPS * u, rb = tile >> 2, cb = tile & 3;
+                if (cb * 16 < KFIRST(rb)) continue;
+                la_acc c;
+                wmma::fill_fragment(c, 0.0f);
+                la_mma<la_a_row, la_b_col>(c, qs + rb * 16 * LDK, LDK, 8, ks + cb * 16 * LDK, LDK, 8, dk);
+                wmma::store_matrix_sync(as + rb * 16 * LA_LDA + cb * 16, c, LA_LDA, wmma::mem_row_major);
+            }
+            __syncthreads();
+            for (int e = tid; e < LC * LC; e += blockDim.x) {
+                const int t = e / LC, s = e % LC;
+                if (s >= KFIRST(t >> 4) && (long)j * LC + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
+            }
+            if (j > pd)                    /* carry Qhat back across chunk j for the next one */
+                for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= expf(pj[i % dk]);
+            __syncthreads();
+            #pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const int tile = warp + GLA_WARPS * u;
+                if (tile < ntile) {
+                    const int rb = tile / nbv, cb = tile % nbv, k0 = KFIRST(rb);
+                    la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA + k0, LA_LDA, 8, vs + (size_t)k0 * LDV + cb * 16,
+                                               LDV, (size_t)8 * LDV, LC - k0);
+                }
+            }
+            #undef KFIRST
+        }
+    }
+    __syncthreads();                       /* vs becomes the output staging area */
+    #pragma unroll
+    for (int u = 0; u < 4; u++) {
+        const int tile = warp + GLA_WARPS * u;
+        if (tile < ntile) {
+            const int rb = tile / nbv, cb = tile % nbv;
+            wmma::store_matrix_sync(vs + rb * 16 * LDV + cb * 16, acc[u], LDV, wmma::mem_row_major);
+        }
+    }
+    __syncthreads();
+    const int q4 = dv >> 2;
+    for (int i = tid; i < L * q4; i += blockDim.x) {
+        const int t = i / q4, c = (i % q4) * 4;
+        *(float4 *)(a.out + (size_t)(t0 + t) * a.H * dv + (size_t)h * dv + c) = *(const float4 *)(vs + t * LDV + c);
+    }
+}
+
+#endif
