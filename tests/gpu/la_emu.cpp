@@ -1,0 +1,372 @@
+/* The chunked gla/gdn kernel bodies (kernels/cuda/linattn_chunk_{gla,gdn}_body.cuh) run on the
+ * CPU, so their index math, tile layouts, masks, barriers and cp.async ordering are tested
+ * where no GPU exists. Every thread of a block is a coroutine (ucontext); __syncthreads,
+ * __syncwarp, shuffles and the WMMA operations (tests/gpu/la_emu_include/mma.h: each lane holds
+ * the whole tile, loads and stores are warp-collective, pointers and ldm alignment checked,
+ * __float_to_tf32 rounds like cvt.rna.tf32) go through the scheduler, which resumes the
+ * runnable threads of a block in a random order each round. Shared memory starts as NaN.
+ * cp.async copies land at issue in one pass and at the covering wait in the other (a buffer
+ * read before its wait, or refilled while still read, shows in one of them). The host sides
+ * of cu_gla_chunk / cu_gdn_chunk (scratch carving, grids) are restated here.
+ * References in double precision from the contract's value-path form (model-spec sections 4
+ * and 6: each query walks back over its visible sources). Tolerances as tests/gpu/la_check.cu
+ * (relative to the reference RMS): RMS <= 3e-3, largest <= 3e-2.
+ * Build and run: tests/gpu/la_emu.sh (g++ only; exit 0 all pass). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include <vector>
+
+#include "cuda_runtime.h"
+#include "linattn_chunk_gla_body.cuh"
+#include "linattn_chunk_gdn_body.cuh"
+
+namespace emu {
+
+struct Copy { void *dst; const void *src; size_t n, zfill; };
+
+struct Thread {
+    ucontext_t ctx;
+    emu_dim3 idx;
+    int wait;                                  /* 0 runnable, 1 block barrier, 2 warp barrier */
+    bool done;
+    std::vector<Copy> open;
+    std::vector<std::vector<Copy>> groups;     /* committed, oldest first */
+    char *stack;
+};
+
+Thread *cur;
+emu_dim3 block_idx, block_dim;
+static ucontext_t sched;
+static std::vector<Thread> threads;
+static char *smem_buf;
+static int copy_at_issue;
+static float xf[32 * 32];
+static double xd[32 * 32];
+static unsigned rng = 12345u;
+static void (*kernel_fn)(const void *);
+static const void *kernel_arg;
+
+const emu_dim3 &thread_idx() { return cur->idx; }
+void *smem() { return smem_buf; }
+
+static void yield(int why) {
+    cur->wait = why;
+    swapcontext(&cur->ctx, &sched);
+}
+
+void syncthreads() { yield(1); }
+void warp_collective() { yield(2); }
+void syncwarp() { yield(2); }
+
+float shfl_xor(float v, int mask) {
+    const int lane = cur->idx.x % 32, w = cur->idx.x / 32;
+    xf[w * 32 + lane] = v;
+    yield(2);
+    float r = xf[w * 32 + (lane ^ mask)];
+    yield(2);
+    return r;
+}
+
+double shfl_up(double v, int delta) {
+    const int lane = cur->idx.x % 32, w = cur->idx.x / 32;
+    xd[w * 32 + lane] = v;
+    yield(2);
+    double r = lane >= delta ? xd[w * 32 + lane - delta] : v;
+    yield(2);
+    return r;
+}
+
+void check_tile(const void *p, unsigned ldm, const char *what) {
+    if ((uintptr_t)p % 32 || ldm % 4) {
+        fprintf(stderr, "la_emu: %s: pointer %p (mod 32 = %u) or ldm %u misaligned (block %u,%u,%u thread %u)\n", what,
+                p, (unsigned)((uintptr_t)p % 32), ldm, block_idx.x, block_idx.y, block_idx.z, cur->idx.x);
+        exit(1);
+    }
+}
+
+static void land(const Copy &c) {
+    memset(c.dst, 0, c.n);
+    if (c.n > c.zfill) memcpy(c.dst, c.src, c.n - c.zfill);
+}
+
+void memcpy_async(void *dst, const void *src, size_t n, size_t zfill) {
+    if ((uintptr_t)dst % n || (uintptr_t)src % n) {
+        fprintf(stderr, "la_emu: cp.async of %zu bytes misaligned\n", n);
+        exit(1);
+    }
+    Copy c = {dst, src, n, zfill};
+    if (copy_at_issue) land(c);
+    else cur->open.push_back(c);
+}
+
+void commit() {
+    cur->groups.push_back(cur->open);
+    cur->open.clear();
+}
+
+void wait_prior(size_t n) {
+    while (cur->groups.size() > n) {
+        for (const Copy &c : cur->groups.front()) land(c);
+        cur->groups.erase(cur->groups.begin());
+    }
+}
+
+static void entry() {
+    kernel_fn(kernel_arg);
+    cur->done = true;
+    swapcontext(&cur->ctx, &sched);
+}
+
+/* Runs one block to completion: threads resume in a random order each round; a barrier opens
+ * when every live thread of its scope waits at it. */
+static void run_block(int nthreads) {
+    const size_t stack = 256 * 1024;
+    threads.assign(nthreads, Thread());
+    for (int i = 0; i < nthreads; i++) {
+        Thread &t = threads[i];
+        t.idx = emu_dim3{(unsigned)i, 0, 0};
+        t.wait = 0;
+        t.done = false;
+        t.stack = (char *)malloc(stack);
+        getcontext(&t.ctx);
+        t.ctx.uc_stack.ss_sp = t.stack;
+        t.ctx.uc_stack.ss_size = stack;
+        t.ctx.uc_link = NULL;
+        makecontext(&t.ctx, entry, 0);
+    }
+    auto warp_ready = [&](int w) {
+        bool some = false;
+        for (int l = w * 32; l < w * 32 + 32 && l < nthreads; l++) {
+            if (threads[l].done) continue;
+            some = true;
+            if (threads[l].wait != 2) return false;
+        }
+        return some;
+    };
+    auto open_warp = [&](int w) {
+        for (int l = w * 32; l < w * 32 + 32 && l < nthreads; l++) threads[l].wait = 0;
+    };
+    /* the warps in a random priority order: the first runnable one always goes on, so every
+     * warp runs as far ahead of the others as the barriers allow (a missing barrier shows) */
+    const int nw = (nthreads + 31) / 32;
+    std::vector<int> prio(nw);
+    for (int w = 0; w < nw; w++) prio[w] = w;
+    for (int w = nw - 1; w > 0; w--) {
+        rng = rng * 1664525u + 1013904223u;
+        std::swap(prio[w], prio[(rng >> 8) % (w + 1)]);
+    }
+    for (;;) {
+        bool runnable = false;
+        for (int pw = 0; pw < nw && !runnable; pw++) {
+            const int w = prio[pw];
+            for (int l = w * 32; l < w * 32 + 32 && l < nthreads; l++) {
+                Thread &t = threads[l];
+                if (t.done || t.wait) continue;
+                runnable = true;
+                cur = &t;
+                swapcontext(&sched, &t.ctx);
+                if (t.wait == 2 && warp_ready(w)) open_warp(w);
+            }
+        }
+        if (runnable) continue;
+        bool all_done = true, opened = false;
+        for (auto &t : threads) all_done &= t.done;
+        if (all_done) break;
+        bool block_ready = true;
+        for (auto &t : threads) if (!t.done && t.wait != 1) block_ready = false;
+        if (block_ready) {
+            for (auto &t : threads) t.wait = 0;
+            opened = true;
+        }
+        for (int w = 0; w * 32 < nthreads && !opened; w++)
+            if (warp_ready(w)) { open_warp(w); opened = true; }
+        if (!opened) {
+            fprintf(stderr, "la_emu: deadlock in block (%u,%u,%u): threads wait at different barriers\n", block_idx.x,
+                    block_idx.y, block_idx.z);
+            exit(1);
+        }
+    }
+    for (auto &t : threads) {
+        if (!t.open.empty() || !t.groups.empty()) {
+            bool pending = !t.open.empty();
+            for (auto &g : t.groups) pending |= !g.empty();
+            if (pending && !copy_at_issue) {
+                fprintf(stderr, "la_emu: thread %u ended with cp.async copies never waited for\n", t.idx.x);
+                exit(1);
+            }
+        }
+        free(t.stack);
+    }
+}
+
+template <class A> static void launch(void (*k)(A), const A &a, emu_dim3 grid, int nthreads, size_t smem_bytes) {
+    static void (*kk)(A);
+    kk = k;
+    kernel_fn = [](const void *p) { kk(*(const A *)p); };
+    kernel_arg = &a;
+    block_dim = emu_dim3{(unsigned)nthreads, 1, 1};
+    std::vector<float> sm(smem_bytes / 4 + 64);
+    for (unsigned z = 0; z < grid.z; z++)
+        for (unsigned y = 0; y < grid.y; y++)
+            for (unsigned x = 0; x < grid.x; x++) {
+                block_idx = emu_dim3{x, y, z};
+                for (auto &f : sm) f = NAN;
+                /* 128-byte aligned base, as __align__(128) gives */
+                smem_buf = (char *)(((uintptr_t)sm.data() + 127) & ~(uintptr_t)127);
+                run_block(nthreads);
+            }
+}
+
+} // namespace emu
+
+/* ---- harness ------------------------------------------------------------------------------- */
+
+static unsigned seed = 7u;
+static float frand() { seed = seed * 1664525u + 1013904223u; return (float)((seed >> 8) & 0xffffff) / 16777216.0f; }
+static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
+
+static float *dev(size_t n) {   /* "device" buffer: 256-byte aligned, NaN filled */
+    float *p = (float *)aligned_alloc(256, align256(n * 4 + 16));
+    for (size_t i = 0; i < n + 4; i++) p[i] = NAN;
+    return p;
+}
+
+/* value-path reference (double): query t walks s = t .. lo(t) */
+static void reference(std::vector<double> &o, int gdn, int T, int H, int dk, int dv, const float *q, const float *k,
+                      const float *v, const float *gk, const float *be, const float *la, int swla, int W, int S) {
+    o.assign((size_t)T * H * dv, 0.0);
+    std::vector<double> x(dk);
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T; t++) {
+            const long lo = la_chunk_lo(t, swla, W, S);
+            for (int i = 0; i < dk; i++) x[i] = q[((size_t)t * H + h) * dk + i] / sqrt((double)dk);
+            for (long s = t; s >= lo; s--) {
+                const float *ks = k + ((size_t)s * H + h) * dk;
+                double d = 0.0;
+                for (int i = 0; i < dk; i++) d += x[i] * ks[i];
+                const double c = gdn ? be[(size_t)s * H + h] * d : d;
+                for (int j = 0; j < dv; j++) o[((size_t)t * H + h) * dv + j] += c * v[((size_t)s * H + h) * dv + j];
+                if (gdn) {
+                    const double al = exp((double)la[(size_t)s * H + h]);
+                    for (int i = 0; i < dk; i++) x[i] = al * (x[i] - c * ks[i]);
+                } else {
+                    for (int i = 0; i < dk; i++) x[i] *= exp((double)gk[((size_t)s * H + h) * dk + i]);
+                }
+            }
+        }
+}
+
+static int fails, cases;
+
+static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, int W, int S) {
+    const int N = (T + LC - 1) / LC;
+    const size_t nk = (size_t)T * H * dk, nv = (size_t)T * H * dv;
+    float *q = dev(nk), *k = dev(nk), *v = dev(nv), *gk = dev(nk), *be = dev((size_t)T * H), *la = dev((size_t)T * H);
+    float *out = dev(nv);
+    for (size_t i = 0; i < nk; i++) { q[i] = 2 * frand() - 1; k[i] = 2 * frand() - 1; gk[i] = -g * frand(); }
+    for (size_t i = 0; i < nv; i++) v[i] = 2 * frand() - 1;
+    for (size_t i = 0; i < (size_t)T * H; i++) { be[i] = frand(); la[i] = -g * frand(); }
+    if (gdn)
+        for (size_t r = 0; r < (size_t)T * H; r++)
+            for (int w = 0; w < 2; w++) {
+                float *x = (w ? k : q) + r * dk;
+                double s2 = 0;
+                for (int i = 0; i < dk; i++) s2 += (double)x[i] * x[i];
+                for (int i = 0; i < dk; i++) x[i] = (float)(x[i] / sqrt(s2 + 1e-6));
+            }
+    std::vector<float *> bufs;
+    for (int pass = 0; pass < 2; pass++) {
+        emu::copy_at_issue = pass == 0;
+        for (size_t i = 0; i < nv; i++) out[i] = NAN;
+        const size_t st = (size_t)N * H * dk * dv;
+        if (!gdn) {   /* cu_gla_chunk's host side */
+            gla_args a = {};
+            a.out = out; a.q = q; a.k = k; a.v = v; a.gk = gk;
+            a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = N; a.swla = swla; a.W = W; a.S = S;
+            a.scale = 1.0f / sqrtf((float)dk);
+            a.U = dev(st);
+            a.Z = swla ? dev(st) : a.U;
+            a.P = dev((size_t)N * H * dk);
+            a.Lz = swla ? dev((size_t)N * H * dk) : NULL;
+            a.Kh = swla ? dev((size_t)N * LC * H * dk) : NULL;
+            emu::launch(gla_local_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GLA_THREADS, gla_local_smem(dk, dv));
+            if (N > 1) {
+                const size_t elems = (size_t)H * dk * dv;
+                emu::launch(gla_scan_kernel, a, emu_dim3{(unsigned)((elems + 255) / 256), 1, 1}, 256, 0);
+            }
+            emu::launch(gla_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GLA_THREADS,
+                        gla_out_make(dk, dv).total * sizeof(float));
+            free(a.U); if (swla) { free(a.Z); free(a.Lz); free(a.Kh); } free(a.P);
+        } else {      /* cu_gdn_chunk's host side */
+            gdn_args a = {};
+            a.out = out; a.q = q; a.k = k; a.v = v; a.beta = be; a.la = la;
+            a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = N;
+            a.scale = 1.0f / sqrtf((float)dk);
+            a.Sb = dev(st);
+            a.Wb = dev((size_t)N * LC * H * dk);
+            a.Ub = dev(2 * (size_t)N * LC * H * dv);
+            a.Vb = swla ? a.Ub + (size_t)N * LC * H * dv : a.Ub;
+            if (swla) { a.sc = S / LC; a.wc = W / LC; }
+            emu::launch(gdn_local_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_local_make(dk, dv).total);
+            const unsigned zb = a.sc > 0 ? (unsigned)((N + a.sc - 1) / a.sc) : 1u;
+            emu::launch(gdn_state_kernel, a, emu_dim3{(unsigned)(dv / GDN_BV), (unsigned)H, zb}, GDN_ST_THREADS,
+                        gdn_state_smem(dk));
+            emu::launch(gdn_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_out_smem(dk, dv));
+            free(a.Sb); free(a.Wb); free(a.Ub);
+        }
+        std::vector<double> ref;
+        reference(ref, gdn, T, H, dk, dv, q, k, v, gk, be, la, swla, W, S);
+        double ss = 0, es = 0, mx = 0;
+        size_t worst = 0;
+        for (size_t i = 0; i < nv; i++) {
+            double d = fabs(ref[i] - out[i]);
+            ss += ref[i] * ref[i];
+            es += d * d;
+            if (!(d <= mx)) { mx = d; worst = i; }
+        }
+        const double rms = sqrt(ss / nv) + 1e-30, rr = sqrt(es / nv) / rms, rm = mx / rms;
+        const bool ok = rr <= 3e-3 && rm <= 3e-2;
+        printf("la_emu %s %s T=%d H=%d dk=%d dv=%d g=%g swla=%d W=%d S=%d cp.async=%s rel_rms=%.2e rel_max=%.2e %s\n",
+               gdn ? "gdn" : "gla", swla ? (swla == 1 ? "exact" : "overlap") : "plain", T, H, dk, dv, g, swla, W, S,
+               pass ? "at-wait" : "at-issue", rr, rm, ok ? "ok" : "FAIL");
+        if (!ok) {
+            size_t t = worst / ((size_t)H * dv), r = worst % ((size_t)H * dv);
+            printf("    worst at t=%zu head=%zu col=%zu: ref %.6g kernel %.6g\n", t, r / dv, r % dv, ref[worst], out[worst]);
+        }
+        fflush(stdout);
+        cases++;
+        fails += !ok;
+    }
+    free(q); free(k); free(v); free(gk); free(be); free(la); free(out);
+}
+
+int main(int argc, char **argv) {
+    const bool quick = argc > 1 && !strcmp(argv[1], "quick");
+    /* gla plain: T around the chunk, weak and strong gates, head dims */
+    for (int T : {1, 63, 65, 200}) run_case(0, T, 2, 32, 32, 0.05f, 0, 0, 0);
+    run_case(0, 130, 1, 32, 16, 6.0f, 0, 0, 0);
+    run_case(0, 130, 1, 16, 48, 0.3f, 0, 0, 0);
+    if (!quick) run_case(0, 129, 1, 128, 128, 0.02f, 0, 0, 0);
+    /* gla exact: W a multiple of the chunk, not, below it; overlap: aligned, S < chunk, straddling */
+    run_case(0, 300, 1, 32, 32, 0.02f, 1, 64, 0);
+    run_case(0, 300, 1, 32, 32, 0.02f, 1, 100, 0);
+    run_case(0, 300, 1, 16, 16, 0.3f, 1, 30, 0);
+    run_case(0, 300, 1, 32, 32, 4.0f, 1, 150, 0);
+    run_case(0, 300, 1, 32, 32, 0.02f, 2, 128, 64);
+    run_case(0, 300, 1, 32, 32, 0.02f, 2, 100, 30);
+    run_case(0, 300, 1, 32, 32, 0.02f, 2, 200, 150);
+    /* gdn plain and chunk-aligned overlap */
+    for (int T : {1, 65, 200}) run_case(1, T, 2, 32, 32, 0.05f, 0, 0, 0);
+    run_case(1, 130, 1, 16, 48, 2.0f, 0, 0, 0);
+    if (!quick) run_case(1, 129, 1, 128, 128, 0.02f, 0, 0, 0);
+    run_case(1, 300, 1, 32, 32, 0.02f, 2, 128, 64);
+    run_case(1, 300, 1, 32, 32, 0.02f, 2, 192, 64);
+    run_case(1, 300, 1, 32, 32, 0.02f, 2, 64, 64);
+    printf("la_emu %s: %d/%d runs within tolerance\n", fails ? "FAIL" : "PASS", cases - fails, cases);
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,53 @@
+/* CPU stand-ins for the CUDA names the chunked gla/gdn kernel bodies use (tests/gpu/la_emu.cpp).
+ * Threads are coroutines run by emu::launch; barriers, shuffles and warp-collective matrix
+ * operations synchronise through it. */
+#ifndef LA_EMU_CUDA_RUNTIME_H
+#define LA_EMU_CUDA_RUNTIME_H
+
+#include <algorithm>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define __host__
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __align__(n)
+
+typedef int cudaError_t;
+enum { cudaSuccess = 0, cudaErrorInvalidValue = 1 };
+typedef void *cudaStream_t;
+struct float4 { float x, y, z, w; };
+static inline float4 make_float4(float a, float b, float c, float d) { return float4{a, b, c, d}; }
+struct emu_dim3 { unsigned x, y, z; };
+
+namespace emu {
+struct Thread;
+extern Thread *cur;
+extern emu_dim3 block_idx, block_dim;
+const emu_dim3 &thread_idx();
+void syncthreads();
+void syncwarp();
+float shfl_xor(float v, int mask);
+double shfl_up(double v, int delta);
+void warp_collective();           /* every lane of the warp reaches this point before any goes on */
+void *smem();
+void check_tile(const void *p, unsigned ldm, const char *what);
+}
+
+#define threadIdx (emu::thread_idx())
+#define blockIdx (emu::block_idx)
+#define blockDim (emu::block_dim)
+#define __syncthreads() emu::syncthreads()
+#define __syncwarp() emu::syncwarp()
+#define __shfl_xor_sync(m, v, o) emu::shfl_xor((v), (o))
+#define __shfl_up_sync(m, v, d) emu::shfl_up((v), (d))
+#define __expf expf
+#define LA_SMEM(type, name) type *name = (type *)emu::smem()
+static inline float4 __ldg(const float4 *p) { return *p; }
+using std::max;
+using std::min;
+
+#endif
