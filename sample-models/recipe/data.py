@@ -177,21 +177,40 @@ def needle_sample(assets, task, L, D, seed):
     raise ValueError("no value occurs exactly once after 100 tries")
 
 
+COPY_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
 class Mixture:
     """Endless rows of ROW tokens with loss weights; deterministic from seed."""
 
-    def __init__(self, assets, L0, seed, p_needle=0.6, p_full=0.3, answer_weight=5.0):
+    def __init__(self, assets, L0, seed, p_needle=0.6, p_full=0.3, answer_weight=5.0, p_copy=0.0):
         self.a, self.L0, self.row = assets, L0, L0 + 32
         self.rng = random.Random(seed)
         self.p_needle, self.p_full, self.answer_weight = p_needle, p_full, answer_weight
+        self.p_copy = p_copy
         self.min_len = {t: min_length(assets, t) for t in (SK1, SK2, SK3)}
 
     def prose(self, n):
         off = self.rng.randrange(0, self.a.train_end - n)
         return list(self.a.stream[off:off + n])
 
+    def copy_row(self):
+        """Random strings each followed by " | " and the string again: the second copy is
+        predictable only by looking back (an induction head), the mechanism needle answers
+        need; models that had not found it answered every needle with one constant."""
+        toks, w = [BOS], [1.0]
+        while len(toks) < self.row:
+            n = self.rng.randint(8, 64)
+            r = [ord(self.rng.choice(COPY_ALPHABET)) for _ in range(n)]
+            seg = r + list(b" | ")
+            toks += seg + r + [ord("\n")]
+            w += [1.0] * len(seg) + [self.answer_weight] * n + [1.0]
+        return toks[:self.row], w[:self.row]
+
     def sample(self):
         """(tokens[ROW], weights[ROW]) for one row."""
+        if self.p_copy and self.rng.random() < self.p_copy:
+            return self.copy_row()
         if self.rng.random() >= self.p_needle:
             toks = [BOS] + self.prose(self.row - 1)
             return toks, [1.0] * self.row
@@ -206,7 +225,7 @@ class Mixture:
         ans = (" " + s["value"] + ".").encode()
         toks = [BOS] + list(s["text"]) + list(ans) + [EOS]
         w = [1.0] * len(toks)
-        for j in range(L + 1, L + 1 + len(s["value"])):
+        for j in range(L + 1, L + 1 + len(s["value"])):     # the value (L counts the BOS)
             w[j] = self.answer_weight
         rest = self.row - len(toks)
         if rest > 0:
@@ -217,6 +236,10 @@ class Mixture:
     def settings(self):
         return {"row_tokens": self.row, "p_needle": self.p_needle, "p_full_length": self.p_full,
                 "answer_weight": self.answer_weight, "tasks": "sk1/sk2/sk3 uniform",
+                "p_copy": self.p_copy,
+                "copy_rows": "random [0-9a-z] strings of 8-64, ' | ', the string again "
+                             "(weighted like answers); the rest of the row after p_copy: "
+                             "needle with p_needle, else prose",
                 "depth": "uniform [0, 100]",
                 "prompt_length": f"L0 with p={self.p_full}, else uniform [min valid L, L0]",
                 "prose": "NEEDLE.md section 7 stream, random windows from its first 90%"}

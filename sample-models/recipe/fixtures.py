@@ -40,7 +40,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 from export import export_model, load_model  # noqa: E402
-from model import HybridLM, Knobs, gla_chunked, gdn_chunked  # noqa: E402
+from model import HybridLM, Knobs, gla_chunked_factored, gdn_chunked  # noqa: E402
 
 T = 512
 ROWS = 64
@@ -70,7 +70,7 @@ def jacobian_dists(model, toks):
                 """o[:, :t+1] from values v[:, :t+1] (causal, so row t is the full-input row t)."""
                 sl = slice(0, t + 1)
                 if mix.type == "gla":
-                    return gla_chunked(q[:, sl], k[:, sl], v, p["gk"].detach()[:, sl])
+                    return gla_chunked_factored(q[:, sl], k[:, sl], v, p["gk"].detach()[:, sl])
                 if mix.type == "gdn":
                     return gdn_chunked(q[:, sl], k[:, sl], v, p["log_alpha"].detach()[:, sl],
                                        p["beta"].detach()[:, sl])

@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from model import HybridLM, Knobs, gla_chunked, gdn_chunked, Mixer, mixer_defaults
+from model import HybridLM, Knobs, gla_chunked, gla_chunked_factored, gdn_chunked, Mixer, mixer_defaults
 
 torch.set_default_dtype(torch.float64)
 
@@ -74,6 +74,7 @@ def test_cores(dev):
         ref = recurrent_core("gla", q, k, v, gk=gk)
         close(gla_chunked(q, k, v, gk), ref, 1e-10, f"gla chunked vs recurrence (decay {strength})")
         close(gla_chunked(q, k, v, gk, chunk=8), ref, 1e-10, f"gla chunk 8 vs recurrence (decay {strength})")
+        close(gla_chunked_factored(q, k, v, gk), ref, 1e-10, f"gla factored chunk vs recurrence (decay {strength})")
         # the training precision: fp32, steps decaying by up to e^-3 each (no overflow)
         o32 = gla_chunked(q.float(), k.float(), v.float(), gk.float()).double()
         close(o32, ref, 1e-5, f"gla chunked fp32 (decay {strength})")
@@ -83,6 +84,12 @@ def test_cores(dev):
         ref = recurrent_core("gdn", q, kn, v, la=la, beta=beta)
         close(gdn_chunked(q, kn, v, la, beta), ref, 1e-9, f"gdn chunked vs recurrence (decay {strength})")
         close(gdn_chunked(q, kn, v, la, beta, chunk=8), ref, 1e-9, f"gdn chunk 8 vs recurrence (decay {strength})")
+    # gates that forget within a step (log decay -60 per step): the pairwise chunk stays
+    # finite in fp32 where the factored one overflowed and trained to NaN
+    gk = -60.0 - torch.rand(B, T, H, dk, generator=g)
+    ref = recurrent_core("gla", q, k, v, gk=gk)
+    o32 = gla_chunked(q.float(), k.float(), v.float(), gk.float()).double()
+    close(o32, ref, 1e-5, "gla chunked fp32, log decay -60 per step")
 
 
 def small_cfg(layers, d=24, hd=8):

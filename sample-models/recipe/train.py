@@ -75,6 +75,8 @@ def main():
     ap.add_argument("--weight-decay", type=float, default=0.1)
     ap.add_argument("--p-needle", type=float, default=0.6)
     ap.add_argument("--answer-weight", type=float, default=5.0)
+    ap.add_argument("--p-copy", type=float, default=0.0,
+                    help="share of rows that are copy drills (see data.Mixture.copy_row)")
     ap.add_argument("--assets", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--time-limit", type=float, default=0, help="seconds; stop early (recorded)")
@@ -147,7 +149,7 @@ def main():
     assets = data.Assets(a.assets)
     # a resumed phase draws fresh rows from the same mixture (seed offset by the steps done)
     mixture = data.Mixture(assets, cfg["train_context"], a.data_seed + 7919 * step0,
-                           p_needle=a.p_needle,
+                           p_needle=a.p_needle, p_copy=a.p_copy,
                            answer_weight=a.answer_weight)
     os.makedirs(a.out, exist_ok=True)
     log = open(os.path.join(a.out, a.name + ".log"), "a")
