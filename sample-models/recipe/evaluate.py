@@ -54,6 +54,7 @@ def settings(name):
 
 
 CACHE = None      # --cache DIR: finished runs are kept there, keyed by weights + arguments
+CACHED_ONLY = False
 
 
 def cache_key(args):
@@ -72,6 +73,8 @@ def run(args):
         with open(path) as f:
             c = json.load(f)
         return c["doc"], c["seconds"]
+    if CACHED_ONLY:
+        return {"error": ["not run yet"]}, 0.0
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     t0 = time.time()
     p = subprocess.run([BIN] + args + ["--device", "cpu", "--json"], capture_output=True,
@@ -168,10 +171,13 @@ def main():
     ap.add_argument("--no-niah", action="store_true", help="table: perplexity only")
     ap.add_argument("--cache", default="", help="keep each finished run in DIR and reuse it "
                     "(an interrupted table resumes where it stopped)")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="with --cache: print what is there, run nothing")
     ap.add_argument("--heldout", default="/tmp/heldout.txt",
                     help="held-out prose (written by data.py: python3 data.py heldout FILE)")
     a = ap.parse_args()
-    global CACHE
+    global CACHE, CACHED_ONLY
+    CACHED_ONLY = a.cached_only and bool(a.cache)
     if a.cache:
         os.makedirs(a.cache, exist_ok=True)
         CACHE = a.cache

@@ -18,6 +18,9 @@ for d in "$tmp"/*/; do
   cp -r "$d" "$root/sample-models/$n"
   present="$present $n"
 done
+# families.json lists every model now in sample-models/, not only this call's
+present=""
+for d in "$root"/sample-models/*/; do [ -f "$d/model.safetensors" ] && present="$present $(basename "$d")"; done
 mkdir -p "$here/logs"
 cp "$tmp"/*.log "$tmp"/*.eval.json "$here/logs/" 2>/dev/null || true
 "$py" - "$root/sample-models/families.json" $present <<'PY'
