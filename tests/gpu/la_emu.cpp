@@ -3,8 +3,12 @@
  * where no GPU exists. Every thread of a block is a coroutine (ucontext); __syncthreads,
  * __syncwarp, shuffles and the WMMA operations (tests/gpu/la_emu_include/mma.h: each lane holds
  * the whole tile, loads and stores are warp-collective, pointers and ldm alignment checked,
- * __float_to_tf32 rounds like cvt.rna.tf32) go through the scheduler, which resumes the
- * runnable threads of a block in a random order each round. Shared memory starts as NaN.
+ * __float_to_tf32 rounds like cvt.rna.tf32) go through the scheduler. It runs the warps of a
+ * block in a random strict priority (the first runnable warp always goes on, so each warp gets
+ * as far ahead as the barriers allow) and the lanes of a warp in a random rotation. Shared
+ * memory starts as NaN. Removing any one __syncthreads or the forward substitution's
+ * __syncwarp from the kernels makes runs fail (checked one by one, 2026-12-02); the two
+ * __syncwarp around the off-diagonal scratch are subsumed by the collective loads here.
  * cp.async copies land at issue in one pass and at the covering wait in the other (a buffer
  * read before its wait, or refilled while still read, shows in one of them). The host sides
  * of cu_gla_chunk / cu_gdn_chunk (scratch carving, grids) are restated here.
@@ -164,7 +168,11 @@ static void run_block(int nthreads) {
         bool runnable = false;
         for (int pw = 0; pw < nw && !runnable; pw++) {
             const int w = prio[pw];
-            for (int l = w * 32; l < w * 32 + 32 && l < nthreads; l++) {
+            rng = rng * 1664525u + 1013904223u;
+            const int rot = (int)((rng >> 8) % 32);   /* lanes of a warp in a rotated order */
+            for (int li = 0; li < 32; li++) {
+                const int l = w * 32 + (li + rot) % 32;
+                if (l >= nthreads) continue;
                 Thread &t = threads[l];
                 if (t.done || t.wait) continue;
                 runnable = true;
