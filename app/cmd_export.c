@@ -23,6 +23,8 @@ static void usage(FILE *f) {
         "  --width W --height H     size in pixels (PNG) or points (SVG/PDF); default 1200x800\n"
         "  --scale S                device pixels per pixel for PNG (default 1; 2 for HiDPI)\n");
     fputs(hs_settings_help, f);
+    fputs("  --tide                   tidal view: first without knobs, then with the given\n"
+          "                           ones; the knob-free points stay as ghosts with arrows\n", f);
     fputs(hs_knobs_help, f);
 }
 
@@ -39,7 +41,7 @@ static int cmd_export(int argc, char **argv) {
     hs_settings s;
     memset(&s, 0, sizeof s);
     const char *model_arg = NULL, *out = NULL;
-    int view = -1;
+    int view = -1, tide = 0;
     long long width = 1200, height = 800;
     double scale = 1.0;
     char err[HS_ERR_LEN];
@@ -53,6 +55,8 @@ static int cmd_export(int argc, char **argv) {
             const char *v = hs_cli_str_flag("export", argc, argv, &i);
             view = hs_view_parse(v);
             if (view < 0) hs_cli_die("export", "--view: '%s' is not heads, head, tidal, needle, ppl or model", v);
+        } else if (!strcmp(a, "--tide")) {
+            tide = 1;
         } else if (!strcmp(a, "--out")) {
             out = hs_cli_str_flag("export", argc, argv, &i);
         } else if (!strcmp(a, "--width")) {
@@ -77,9 +81,18 @@ static int cmd_export(int argc, char **argv) {
     if (!hs_export_format_known(out)) hs_cli_die("export", "--out %s: the extension must be .png, .svg or .pdf", out);
     if ((double)width * height * scale * scale > 40e6)
         hs_cli_die("export", "--width x --height x --scale^2 is over 40 megapixels");
+    if (tide && view != HS_VIEW_TIDAL) hs_cli_die("export", "--tide needs --view tidal");
     if (hs_ctl_resolve_model(s.model, sizeof s.model, model_arg, err, sizeof err) != 0)
         hs_cli_die("export", "%s", err);
     s.view = (hs_view_kind)view;
+    /* --tide: the knob-free probe first, then the knobs as a change, exactly as a press in
+     * the explorer does, so the previous positions become the ghosts */
+    hs_knobs wanted = s.knobs;
+    if (tide) {
+        static const hs_knobs off_knobs;
+        if (!memcmp(&wanted, &off_knobs, sizeof wanted)) hs_cli_die("export", "--tide needs at least one knob to show its tide");
+        memset(&s.knobs, 0, sizeof s.knobs);
+    }
 
     hs_controller *c = calloc(1, sizeof *c);
     if (!c) hs_cli_fail("export", "out of memory");
@@ -94,6 +107,10 @@ static int cmd_export(int argc, char **argv) {
     c->on_progress = on_progress;
     c->on_progress_ctx = &prog;
     int crc = hs_ctl_compute_sync(c, (hs_view_kind)view, err, sizeof err);
+    if (crc == 0 && tide) {
+        hs_ctl_set_knobs(c, &wanted);
+        crc = hs_ctl_compute_sync(c, (hs_view_kind)view, err, sizeof err);
+    }
     hs_progress_done(&prog);
     if (crc != 0) {
         fprintf(stderr, "hybridscope export: %s\n", err);
