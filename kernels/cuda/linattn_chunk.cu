@@ -26,6 +26,7 @@
 /* ---- host side ------------------------------------------------------------------------- */
 
 size_t cu_la_gdn_smem_max(int dk, int dv);   /* linattn_chunk_gdn.cu */
+size_t cu_la_gdn_work_bytes(int T, int H, int dk, int dv);
 
 /* The most dynamic shared memory any chunk kernel takes for these head dims. */
 static size_t cu_la_chunk_smem_max(int dk, int dv) {
@@ -70,7 +71,7 @@ size_t cu_la_chunk_work_bytes(int T, int H, int dk, int dv) {
     if (T < 1 || H < 1 || !cu_la_chunk_fits(dk, dv)) return 0;
     size_t N = ((size_t)T + LC - 1) / LC, st = align256(N * H * dk * dv * 4);
     size_t gla = 2 * st + 2 * align256(N * H * dk * 4) + align256(N * LC * H * dk * 4);
-    size_t gdn = st + align256(N * LC * H * dk * 4) + align256(2 * N * LC * H * dv * 4);
+    size_t gdn = cu_la_gdn_work_bytes(T, H, dk, dv);
     return gla > gdn ? gla : gdn;
 }
 

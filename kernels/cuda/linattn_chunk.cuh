@@ -34,10 +34,13 @@ size_t cu_la_chunk_work_bytes(int T, int H, int dk, int dv);
 cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float *v, const float *gk,
                          int T, int H, int dk, int dv, int swla, int W, int S, void *work,
                          size_t work_bytes, cudaStream_t st);
-/* Gated delta rule by chunks (WY/UT form). SWLA: overlap when W and S are multiples of the
- * chunk (every restart point is then a chunk start: each block of S tokens runs its own state
- * pass from its restart point, all blocks in parallel, W/S times the plain state pass's work);
- * exact SWLA and unaligned overlap are not taken (cu_gdn_chunk_supports says which). */
+/* Gated delta rule by chunks (WY/UT form). SWLA, when W (and S) are multiples of the chunk:
+ * overlap: each block of S tokens runs its own state pass from its restart point, all blocks
+ * in parallel (W/S times the plain state pass's work); exact (W >= 2 chunks): blocks of
+ * B = W/64 - 1 chunks, a prefix pass (state and transition product, restarted every block)
+ * and a suffix pass per block, the window of each chunk = a suffix of the block before and a
+ * prefix of its own, plus the one chunk the window edge cuts (see linattn_chunk_gdn_body.cuh).
+ * Other SWLA settings are not taken (cu_gdn_chunk_supports says which). */
 int cu_gdn_chunk_supports(int T, int swla, int W, int S);
 cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float *v, const float *beta,
                          const float *log_alpha, int T, int H, int dk, int dv, int swla, int W, int S,

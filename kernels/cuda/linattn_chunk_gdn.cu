@@ -14,12 +14,15 @@
  *         up the transition, are 3xTF32 too; the products that only carry new inputs, U = Tm V
  *         and Khat^T Vn, and the output products are single tf32).
  *  output (one block per chunk and head): o = (q/sqrt(dk) o gamma) S_n + M Vn with
- *         M = lower(Gam o Q K^T)/sqrt(dk) (diagonal included). */
+ *         M = lower(Gam o Q K^T)/sqrt(dk) (diagonal included).
+ * SWLA (W, S multiples of the chunk): overlap restarts the state pass per block of S tokens
+ * (grid z); exact (W >= 2 chunks) runs the state pass restarted every B = W/64 - 1 chunks with
+ * the block-prefix transition beside the state, a backward pass for each block's suffix states
+ * and transitions, and gdn_out_exact_kernel: every chunk's window is a block suffix, a block
+ * prefix and one cut chunk (van Herk / Gil-Werman with dense transitions, nothing subtracted). */
 #include "linattn_chunk_gdn_body.cuh"
 
 /* ---- host side ------------------------------------------------------------------------ */
-
-static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
 /* Raises a kernel's dynamic shared memory limit to `bytes` when it is below (the attribute
  * is per kernel and sticks; one device per process, as the engine runs). */
@@ -32,16 +35,23 @@ static cudaError_t set_smem(const void *fn, size_t bytes, size_t *current) {
 
 /* The most dynamic shared memory a gdn chunk kernel takes (for cu_la_chunk_fits). */
 size_t cu_la_gdn_smem_max(int dk, int dv) {
-    size_t m = gdn_local_make(dk, dv).total, s = gdn_state_smem(dk), o = gdn_out_smem(dk, dv);
-    if (s > m) m = s;
-    return o > m ? o : m;
+    const size_t sz[] = {gdn_local_make(dk, dv).total, gdn_state_smem(dk), gdn_out_smem(dk, dv),
+                         gdn_suffix_make(dk, dv).total * sizeof(float), gdn_ox_make(dk, dv).total * sizeof(float)};
+    size_t m = 0;
+    for (size_t x : sz) m = x > m ? x : m;
+    return m;
 }
 
 int cu_gdn_chunk_supports(int T, int swla, int W, int S) {
     if (swla == CU_SWLA_OFF) return 1;
     /* overlap: one grid layer per block of S tokens (at most 65535 of them) */
-    return swla == CU_SWLA_OVERLAP && W >= S && S >= LC && W % LC == 0 && S % LC == 0 && (T - 1) / S + 1 <= 65535;
+    if (swla == CU_SWLA_OVERLAP)
+        return W >= S && S >= LC && W % LC == 0 && S % LC == 0 && (T - 1) / S + 1 <= 65535;
+    /* exact: windows of at least two chunks, a whole number of them */
+    return swla == CU_SWLA_EXACT && W >= 2 * LC && W % LC == 0 && (long)(T - 1) / (W / LC - 1) / LC + 1 <= 65535;
 }
+
+size_t cu_la_gdn_work_bytes(int T, int H, int dk, int dv) { return gdn_work_bytes(T, H, dk, dv); }
 
 cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float *v, const float *beta,
                          const float *log_alpha, int T, int H, int dk, int dv, int swla, int W, int S,
@@ -55,27 +65,32 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     a.out = out; a.q = q; a.k = k; a.v = v; a.beta = beta; a.la = log_alpha;
     a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = (T + LC - 1) / LC;
     a.scale = 1.0f / sqrtf((float)dk);
-    char *base = (char *)work;
-    const size_t st_bytes = align256((size_t)a.N * H * dk * dv * 4);
-    a.Sb = (float *)base;
-    a.Wb = (float *)(base + st_bytes);
-    a.Ub = (float *)(base + st_bytes + align256((size_t)a.N * LC * H * dk * 4));
-    /* overlap: blocks of sc chunks, each restarting wc - sc chunks back, so U must outlive the
-     * pass (Vn to its own array); without SWLA Vn overwrites U */
-    a.Vb = swla == CU_SWLA_OFF ? a.Ub : a.Ub + (size_t)a.N * LC * H * dv;
-    if (swla == CU_SWLA_OVERLAP) { a.sc = S / LC; a.wc = W / LC; }
+    gdn_carve(a, work, swla, W, S);
 
-    static size_t local_set, state_set, out_set;
+    static size_t local_set, state_set, out_set, suffix_set, ox_set;
     cudaError_t e = set_smem((const void *)gdn_local_kernel, gdn_local_make(dk, dv).total, &local_set);
     if (e == cudaSuccess) e = set_smem((const void *)gdn_state_kernel, gdn_state_smem(dk), &state_set);
     if (e == cudaSuccess) e = set_smem((const void *)gdn_out_kernel, gdn_out_smem(dk, dv), &out_set);
+    if (e == cudaSuccess && swla == CU_SWLA_EXACT)
+        e = set_smem((const void *)gdn_suffix_kernel, gdn_suffix_make(dk, dv).total * sizeof(float), &suffix_set);
+    if (e == cudaSuccess && swla == CU_SWLA_EXACT)
+        e = set_smem((const void *)gdn_out_exact_kernel, gdn_ox_make(dk, dv).total * sizeof(float), &ox_set);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)a.N, (unsigned)H);
     gdn_local_kernel<<<grid, GDN_THREADS, gdn_local_make(dk, dv).total, st>>>(a);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     const unsigned zb = a.sc > 0 ? (unsigned)((a.N + a.sc - 1) / a.sc) : 1u;
-    gdn_state_kernel<<<dim3((unsigned)(dv / GDN_BV), (unsigned)H, zb), GDN_ST_THREADS, gdn_state_smem(dk), st>>>(a);
+    /* exact SWLA: the prefix pass also carries the dk columns of the block-prefix transition */
+    const unsigned cbs = (unsigned)((dv + (swla == CU_SWLA_EXACT ? dk : 0)) / GDN_BV);
+    gdn_state_kernel<<<dim3(cbs, (unsigned)H, zb), GDN_ST_THREADS, gdn_state_smem(dk), st>>>(a);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
-    gdn_out_kernel<<<grid, GDN_THREADS, gdn_out_smem(dk, dv), st>>>(a);
+    if (swla == CU_SWLA_EXACT) {
+        gdn_suffix_kernel<<<dim3((unsigned)(dk / 16), (unsigned)H, zb), GDN_ST_THREADS,
+                            gdn_suffix_make(dk, dv).total * sizeof(float), st>>>(a);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+        gdn_out_exact_kernel<<<grid, GDN_THREADS, gdn_ox_make(dk, dv).total * sizeof(float), st>>>(a);
+    } else {
+        gdn_out_kernel<<<grid, GDN_THREADS, gdn_out_smem(dk, dv), st>>>(a);
+    }
     return cudaGetLastError();
 }

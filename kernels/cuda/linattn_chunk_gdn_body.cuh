@@ -25,6 +25,11 @@ struct gdn_args {
     float *Vb;                   /* Vn = U - W S_n [N*LC, H*dv]: Ub itself without SWLA (in place) */
     int T, H, dk, dv, N;
     int sc, wc;                  /* overlap SWLA: stride and window in chunks (0: no SWLA) */
+    /* exact SWLA (window a multiple of LC, B = W/LC - 1 >= 1 full chunks): ke = Tm^T Khat
+     * [N*LC, H*dk], block prefix transitions Pf [N, H, dk, dk] (prefix states in Sb), block
+     * suffix states Sf [N, H, dk, dv] and transitions Ps [N, H, dk, dk] */
+    float *Keb, *Pf, *Sf, *Ps;
+    int B;
     float scale;
 };
 
@@ -55,7 +60,7 @@ __device__ static void gdn_cumsum(double *bd, const gdn_args &a, int n, int h) {
 /* ---- local: WY representation of the chunk -------------------------------------------- */
 
 struct gdn_local_layout {
-    size_t ks, vs, gm, xm, bet, bd, total;  /* byte offsets */
+    size_t ks, vs, kh, gm, xm, bet, bd, total;  /* byte offsets */
 };
 
 __host__ __device__ static gdn_local_layout gdn_local_make(int dk, int dv) {
@@ -63,6 +68,7 @@ __host__ __device__ static gdn_local_layout gdn_local_make(int dk, int dv) {
     size_t off = 0;
     L.ks = off; off += sizeof(float) * LC * (dk + 4);
     L.vs = off; off += sizeof(float) * LC * (dv + 4);
+    L.kh = off; off += sizeof(float) * LC * (dk + 4);
     L.gm = off; off += sizeof(float) * LC * LA_LDA;
     L.xm = off; off += sizeof(float) * LC * LA_LDA;
     L.bet = off; off += sizeof(float) * LC;
@@ -116,13 +122,27 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
         }
     }
     __syncthreads();
-    /* Tm = X diag(beta); gamma o K in place of K (raw K is not needed any more) */
+    /* Tm = X diag(beta); gamma o K in place of K (exact SWLA: Khat beside it first) */
     for (int e = tid; e < LC * LC; e += blockDim.x) xm[(e / LC) * LA_LDA + e % LC] *= bet[e % LC];
+    float *kh = (float *)(smb + Ly.kh);
     for (int i = tid; i < LC * dk; i += blockDim.x) {
         const int t = i / dk;
+        if (a.Keb) kh[t * LDK + i % dk] = ks[t * LDK + i % dk] * expf((float)(bd[LC - 1] - bd[t]));
         ks[t * LDK + i % dk] *= expf((float)bd[t]);
     }
     __syncthreads();
+    if (a.Keb) {
+        /* ke = Tm^T Khat (each source's key carried to the chunk end) */
+        for (int tile = warp; tile < 4 * (dk / 16); tile += GDN_WARPS) {
+            const int rb = tile / (dk / 16), cb = tile % (dk / 16), k0 = rb * 16; /* Tm^T is upper triangular */
+            la_acc c;
+            wmma::fill_fragment(c, 0.0f);
+            la_mma<la_a_col, la_b_row>(c, xm + k0 * LA_LDA + rb * 16, LA_LDA, (size_t)8 * LA_LDA, kh + (size_t)k0 * LDK + cb * 16,
+                                       LDK, (size_t)8 * LDK, LC - k0);
+            wmma::store_matrix_sync(a.Keb + (size_t)(t0 + rb * 16) * a.H * dk + (size_t)h * dk + cb * 16, c,
+                                    (unsigned)(a.H * dk), wmma::mem_row_major);
+        }
+    }
     /* W = Tm (gamma o K), U = Tm V (Tm lower triangular: k-range up to the row block) */
     const int nbk = dk / 16, nbv = dv / 16;
     for (int tile = warp; tile < 4 * (nbk + nbv); tile += GDN_WARPS) {
@@ -172,7 +192,7 @@ __host__ __device__ static gdn_state_layout gdn_state_make(int dk) {
 /* Chunk n's W, k, this block's U columns and ln alpha into buffer b, by cp.async (rows past T
  * zero-filled; W and U exist for every row of the last chunk). */
 __device__ static void gdn_state_prefetch(const gdn_args &a, const gdn_state_layout &Ly, float *sm, int b, int n,
-                                          int h, int col0) {
+                                          int h, int col0, bool phi) {
     const int dk = a.dk, LDK = dk + 4, t0 = n * LC;
     const size_t ldw = (size_t)a.H * dk, ldu = (size_t)a.H * a.dv;
     float *base = sm + (size_t)b * Ly.buf;
@@ -180,7 +200,9 @@ __device__ static void gdn_state_prefetch(const gdn_args &a, const gdn_state_lay
     la_load_tile_async(base + Ly.k, LDK, a.k, ldw, (size_t)h * dk, t0, a.T, dk);
     for (int i = threadIdx.x; i < LC * (GDN_BV / 4); i += blockDim.x) {
         const int r = i / (GDN_BV / 4), c = (i % (GDN_BV / 4)) * 4;
-        __pipeline_memcpy_async(base + Ly.u + r * GDN_LDS + c, a.Ub + (size_t)(t0 + r) * ldu + (size_t)h * a.dv + col0 + c, 16);
+        /* transition columns (exact SWLA's Phi) have no input: zeros */
+        __pipeline_memcpy_async(base + Ly.u + r * GDN_LDS + c, a.Ub + (size_t)(t0 + r) * ldu + (phi ? 0 : (size_t)h * a.dv + col0 + c),
+                                16, phi ? 16 : 0);
     }
     for (int s = threadIdx.x; s < LC; s += blockDim.x) {
         const bool ok = t0 + s < a.T;
@@ -197,15 +219,19 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
     float *ss = sm + Ly.ss, *vn = sm + Ly.vn, *fac = sm + Ly.fac;
     double *bd = (double *)(sm + Ly.bd);
     const int cb = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
-    const int col0 = cb * GDN_BV;
+    /* exact SWLA: blocks past dv/16 carry the columns j0.. of the block-prefix transition Phi
+     * (started at I, no input) beside the state */
+    const bool phi = cb * GDN_BV >= a.dv;
+    const int col0 = phi ? 0 : cb * GDN_BV, j0 = phi ? cb * GDN_BV - a.dv : 0;
     const size_t ldu = (size_t)a.H * a.dv;
     /* chunks [n_out, n_end) get their S_n and Vn from this block; without SWLA that is every
      * chunk, with overlap SWLA the chunks of block z, whose recurrence restarts from zero at
      * chunk n_beg = max(0, (z+1) sc - wc) (the spec's restart point in chunks) */
     int n_beg = 0, n_out = 0, n_end = a.N;
     if (a.sc > 0) la_overlap_pass((int)blockIdx.z, a.N, a.sc, a.wc, &n_beg, &n_out, &n_end);
-    for (int i = tid; i < dk * GDN_LDS; i += blockDim.x) ss[i] = 0.0f;
-    gdn_state_prefetch(a, Ly, sm, 0, n_beg, h, col0);
+    for (int i = tid; i < dk * GDN_LDS; i += blockDim.x)
+        ss[i] = phi && i % GDN_LDS < GDN_BV && i / GDN_LDS == j0 + i % GDN_LDS ? 1.0f : 0.0f;
+    gdn_state_prefetch(a, Ly, sm, 0, n_beg, h, col0, phi);
     __pipeline_commit();
     for (int n = n_beg; n < n_end; n++) {
         const int t0 = n * LC, b = (n - n_beg) & 1;
@@ -213,12 +239,13 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
         float *base = sm + (size_t)b * Ly.buf, *ks = base + Ly.k;
         const float *ws = base + Ly.w, *us = base + Ly.u, *las = base + Ly.la;
         __syncthreads();                   /* step n-1 is done with ss, vn, bd, fac and buffer b^1 */
-        if (n + 1 < n_end) gdn_state_prefetch(a, Ly, sm, b ^ 1, n + 1, h, col0);
+        if (n + 1 < n_end) gdn_state_prefetch(a, Ly, sm, b ^ 1, n + 1, h, col0, phi);
         __pipeline_commit();               /* possibly empty: one group per step */
-        if (own) {                         /* S_n for the output kernel */
-            float *sn = a.Sb + ((size_t)n * a.H + h) * dk * a.dv + col0;
+        if (own) {                         /* S_n (or Phi_n) for the output kernel */
+            const int ld = phi ? dk : a.dv;
+            float *sn = phi ? a.Pf + ((size_t)n * a.H + h) * dk * dk + j0 : a.Sb + ((size_t)n * a.H + h) * dk * a.dv + col0;
             for (int i = tid; i < dk * GDN_BV; i += blockDim.x)
-                sn[(size_t)(i / GDN_BV) * a.dv + i % GDN_BV] = ss[(i / GDN_BV) * GDN_LDS + i % GDN_BV];
+                sn[(size_t)(i / GDN_BV) * ld + i % GDN_BV] = ss[(i / GDN_BV) * GDN_LDS + i % GDN_BV];
         }
         __pipeline_wait_prior(1);          /* this chunk's copies (all but the newest group) */
         __syncthreads();
@@ -232,7 +259,7 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
             #pragma unroll
             for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
             wmma::store_matrix_sync(vn + warp * 16 * GDN_LDS, c, GDN_LDS, wmma::mem_row_major);
-            if (own)
+            if (own && a.Vb && !phi)
                 wmma::store_matrix_sync(a.Vb + (size_t)(t0 + warp * 16) * ldu + (size_t)h * a.dv + col0, c,
                                         (unsigned)ldu, wmma::mem_row_major);
         }
@@ -329,6 +356,300 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
     for (int i = tid; i < L * q4; i += blockDim.x) {
         const int t = i / q4, c = (i % q4) * 4;
         *(float4 *)(a.out + (size_t)(t0 + t) * a.H * dv + (size_t)h * dv + c) = *(const float4 *)(vs + t * LDV + c);
+    }
+}
+
+/* ---- exact SWLA (window W = (B+1) LC): block suffixes and the windowed output --------------
+ * Blocks of B chunks. Query chunk n (n >= B) sees in full the chunks [n-B, n-1], which are a
+ * suffix of the block before n's block (start b = n - n % B) and a prefix of n's block:
+ *   Z_n = Pf_n Sf(n-B) + Sp_n,  Pf_n = P_{n-1} ... P_b (I at n = b), Sp_n = the state from
+ *   [b, n-1] restarted at b (the prefix pass, gdn_state_kernel with restarts every B chunks),
+ *   Sf(j) = the state at the end of the earlier block from its chunks [j, end] (suffix pass).
+ * The chunk n-B-1 is cut by the window edge: query t sees its sources s >= t - W + 1 with
+ * coefficient X_t . ke_s, X = qe Pf_n Ps(n-B), Ps(j) = P_end ... P_j. The chunk's own part
+ * is M U (= (M Tm) V) and the state enters through qe = Qt - M W (the form of gdn.c).
+ * Chunks n < B see everything before them: Z_n = Sp_n, nothing cut. */
+
+/* Suffix pass: one block per 16 rows of Ps/Sf, head and chunk block z, backwards over the
+ * block's chunks j: Y = Ps(j+1) Khat_j^T, Sf(j) = Sf(j+1) + Y U_j, Ps(j) = gamma_j Ps(j+1) - Y W_j
+ * (Ps(end+1) = I, Sf(end+1) = 0). */
+struct gdn_suffix_layout {
+    size_t ps, sf, ks, ws, us, y, bd, total;  /* float offsets */
+};
+
+__host__ __device__ static gdn_suffix_layout gdn_suffix_make(int dk, int dv) {
+    gdn_suffix_layout L;
+    size_t off = 0;
+    L.ps = off; off += (size_t)16 * (dk + 4);
+    L.sf = off; off += (size_t)16 * (dv + 4);
+    L.ks = off; off += (size_t)LC * (dk + 4);
+    L.ws = off; off += (size_t)LC * (dk + 4);
+    L.us = off; off += (size_t)LC * (dv + 4);
+    L.y = off; off += (size_t)16 * LA_LDA;
+    L.bd = off; off += 2 * LC;
+    L.total = off;
+    return L;
+}
+
+__global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_suffix_kernel(gdn_args a) {
+    LA_SMEM(float, sm);
+    const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
+    const gdn_suffix_layout Ly = gdn_suffix_make(dk, dv);
+    float *ps = sm + Ly.ps, *sf = sm + Ly.sf, *ks = sm + Ly.ks, *ws = sm + Ly.ws, *us = sm + Ly.us, *y = sm + Ly.y;
+    double *bd = (double *)(sm + Ly.bd);
+    const int r0 = blockIdx.x * 16, h = blockIdx.y, z = blockIdx.z, tid = threadIdx.x, warp = tid >> 5;
+    const int j_beg = z * a.B, j_end = min(a.N, j_beg + a.B);
+    for (int i = tid; i < 16 * LDK; i += blockDim.x) ps[i] = i % LDK == r0 + i / LDK ? 1.0f : 0.0f;
+    for (int i = tid; i < 16 * LDV; i += blockDim.x) sf[i] = 0.0f;
+    for (int j = j_end - 1; j >= j_beg; j--) {
+        const int t0 = j * LC;
+        __syncthreads();                   /* the previous chunk is done with ks, ws, us, y */
+        la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+        la_load_tile(ws, LDK, a.Wb, (size_t)a.H * dk, (size_t)h * dk, t0, a.N * LC, dk);
+        la_load_tile(us, LDV, a.Ub, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
+        gdn_cumsum(bd, a, j, h);
+        __syncthreads();
+        for (int i = tid; i < LC * dk; i += blockDim.x) {
+            const int s = i / dk;
+            ks[s * LDK + i % dk] *= expf((float)(bd[LC - 1] - bd[s]));
+        }
+        __syncthreads();
+        /* Y = Ps Khat^T (16 x LC), 3xTF32: Ps is a product of transitions */
+        {
+            la_acc c;
+            wmma::fill_fragment(c, 0.0f);
+            la_mma_3x<la_a_row, la_b_col>(c, ps, LDK, 8, ks + warp * 16 * LDK, LDK, 8, dk);
+            wmma::store_matrix_sync(y + warp * 16, c, LA_LDA, wmma::mem_row_major);
+        }
+        __syncthreads();
+        const float gj = expf((float)bd[LC - 1]);
+        /* Sf += Y U (each warp its own column tiles) and Ps = gamma Ps - Y W */
+        for (int tile = warp; tile < dv / 16 + dk / 16; tile += GDN_ST_WARPS) {
+            const bool isf = tile < dv / 16;
+            const int cb = isf ? tile : tile - dv / 16;
+            float *dst = isf ? sf + cb * 16 : ps + cb * 16;
+            const unsigned ld = isf ? LDV : LDK;
+            la_acc c;
+            wmma::load_matrix_sync(c, dst, ld, wmma::mem_row_major);
+            if (isf) {
+                la_mma<la_a_row, la_b_row>(c, y, LA_LDA, 8, us + cb * 16, LDV, (size_t)8 * LDV, LC);
+            } else {
+                #pragma unroll
+                for (int i = 0; i < c.num_elements; i++) c.x[i] = -gj * c.x[i];
+                la_mma_3x<la_a_row, la_b_row>(c, y, LA_LDA, 8, ws + cb * 16, LDK, (size_t)8 * LDK, LC);
+                #pragma unroll
+                for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
+            }
+            wmma::store_matrix_sync(dst, c, ld, wmma::mem_row_major);
+        }
+        __syncthreads();
+        float *sfg = a.Sf + ((size_t)j * a.H + h) * dk * dv + (size_t)r0 * dv;
+        float *psg = a.Ps + ((size_t)j * a.H + h) * dk * dk + (size_t)r0 * dk;
+        for (int i = tid; i < 16 * dv; i += blockDim.x) sfg[(size_t)(i / dv) * dv + i % dv] = sf[(i / dv) * LDV + i % dv];
+        for (int i = tid; i < 16 * dk; i += blockDim.x) psg[(size_t)(i / dk) * dk + i % dk] = ps[(i / dk) * LDK + i % dk];
+    }
+}
+
+/* Output under exact SWLA, one block per chunk and head. */
+struct gdn_ox_layout {
+    size_t qs, xs, ks, as, bd, lo, total;  /* float offsets */
+};
+
+__host__ __device__ static gdn_ox_layout gdn_ox_make(int dk, int dv) {
+    gdn_ox_layout L;
+    (void)dv;
+    size_t off = 0;
+    L.qs = off; off += (size_t)LC * (dk + 4);
+    L.xs = off; off += (size_t)LC * (dk + 4);
+    L.ks = off; off += (size_t)LC * (dk + 4);
+    L.as = off; off += (size_t)LC * LA_LDA;
+    L.bd = off; off += 2 * LC;
+    L.lo = off; off += LC;
+    L.total = off;
+    return L;
+}
+
+__global__ static void __launch_bounds__(GDN_THREADS) gdn_out_exact_kernel(gdn_args a) {
+    LA_SMEM(float, sm);
+    const int dk = a.dk, dv = a.dv, LDK = dk + 4;
+    const gdn_ox_layout Ly = gdn_ox_make(dk, dv);
+    float *qs = sm + Ly.qs, *xs = sm + Ly.xs, *ks = sm + Ly.ks, *as = sm + Ly.as;
+    double *bd = (double *)(sm + Ly.bd);
+    int *lo = (int *)(sm + Ly.lo);
+    const int n = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
+    const int t0 = n * LC, L = min(LC, a.T - t0), W = (a.B + 1) * LC;
+    const size_t ldk = (size_t)a.H * dk, ldv = (size_t)a.H * dv;
+    la_load_tile(qs, LDK, a.q, ldk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile(ks, LDK, a.k, ldk, (size_t)h * dk, t0, a.T, dk);
+    for (int t = tid; t < LC; t += blockDim.x) lo[t] = (int)la_chunk_lo((long)t0 + t, CU_SWLA_EXACT, W, 0);
+    gdn_cumsum(bd, a, n, h);
+    __syncthreads();
+    for (int tile = warp; tile < 16; tile += GDN_WARPS) {
+        const int rb = tile >> 2, cb = tile & 3;
+        if (cb > rb) continue;
+        la_acc c;
+        wmma::fill_fragment(c, 0.0f);
+        la_mma<la_a_row, la_b_col>(c, qs + rb * 16 * LDK, LDK, 8, ks + cb * 16 * LDK, LDK, 8, dk);
+        wmma::store_matrix_sync(as + rb * 16 * LA_LDA + cb * 16, c, LA_LDA, wmma::mem_row_major);
+    }
+    __syncthreads();
+    /* M (lower, diagonal included) and Qt */
+    for (int e = tid; e < LC * LC; e += blockDim.x) {
+        const int t = e / LC, s = e % LC;
+        as[t * LA_LDA + s] = s <= t ? a.scale * expf((float)(bd[t] - bd[s])) * as[t * LA_LDA + s] : 0.0f;
+    }
+    for (int i = tid; i < LC * dk; i += blockDim.x) {
+        const int t = i / dk;
+        qs[t * LDK + i % dk] *= a.scale * expf((float)bd[t]);
+    }
+    __syncthreads();
+    /* qe = Qt - M W (through xs) */
+    const float *wg = a.Wb + (size_t)t0 * ldk + (size_t)h * dk;
+    for (int tile = warp; tile < 4 * (dk / 16); tile += GDN_WARPS) {
+        const int rb = tile / (dk / 16), cb = tile % (dk / 16);
+        la_acc c;
+        wmma::load_matrix_sync(c, qs + rb * 16 * LDK + cb * 16, LDK, wmma::mem_row_major);
+        #pragma unroll
+        for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
+        la_mma<la_a_row, la_b_row>(c, as + rb * 16 * LA_LDA, LA_LDA, 8, wg + cb * 16, (unsigned)ldk, (size_t)8 * ldk,
+                                   (rb + 1) * 16);
+        #pragma unroll
+        for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
+        wmma::store_matrix_sync(xs + rb * 16 * LDK + cb * 16, c, LDK, wmma::mem_row_major);
+    }
+    __syncthreads();
+    for (int i = tid; i < LC * dk; i += blockDim.x) qs[(i / dk) * LDK + i % dk] = xs[(i / dk) * LDK + i % dk];
+    __syncthreads();
+    /* qs = qe. o = M U (the chunk's own sources: W >= 2 LC never cuts into it) + qe Sp_n
+     * (+ X1 Sf(n-B) with X1 = qe Pf_n, for n >= B) */
+    const int nbv = dv / 16, ntile = 4 * nbv;
+    const float *ug = a.Ub + (size_t)t0 * ldv + (size_t)h * dv;
+    const float *spg = a.Sb + ((size_t)n * a.H + h) * dk * dv;
+    const bool cut = n >= a.B;
+    la_acc acc[4];
+    #pragma unroll
+    for (int u = 0; u < 4; u++) {
+        wmma::fill_fragment(acc[u], 0.0f);
+        const int tile = warp + GDN_WARPS * u;
+        if (tile < ntile) {
+            const int rb = tile / nbv, cb = tile % nbv;
+            la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA, LA_LDA, 8, ug + cb * 16, (unsigned)ldv, (size_t)8 * ldv,
+                                       (rb + 1) * 16);
+            if (n > 0)
+                la_mma<la_a_row, la_b_row>(acc[u], qs + rb * 16 * LDK, LDK, 8, spg + cb * 16, (unsigned)dv, (size_t)8 * dv, dk);
+        }
+    }
+    if (cut) {
+        const float *pfg = a.Pf + ((size_t)n * a.H + h) * dk * dk;
+        const float *sfg = a.Sf + ((size_t)(n - a.B) * a.H + h) * dk * dv;
+        const float *psg = a.Ps + ((size_t)(n - a.B) * a.H + h) * dk * dk;
+        /* X1 = qe Pf_n into xs */
+        for (int tile = warp; tile < 4 * (dk / 16); tile += GDN_WARPS) {
+            const int rb = tile / (dk / 16), cb = tile % (dk / 16);
+            la_acc c;
+            wmma::fill_fragment(c, 0.0f);
+            la_mma<la_a_row, la_b_row>(c, qs + rb * 16 * LDK, LDK, 8, pfg + cb * 16, (unsigned)dk, (size_t)8 * dk, dk);
+            wmma::store_matrix_sync(xs + rb * 16 * LDK + cb * 16, c, LDK, wmma::mem_row_major);
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int tile = warp + GDN_WARPS * u;
+            if (tile < ntile) {
+                const int rb = tile / nbv, cb = tile % nbv;
+                la_mma<la_a_row, la_b_row>(acc[u], xs + rb * 16 * LDK, LDK, 8, sfg + cb * 16, (unsigned)dv, (size_t)8 * dv, dk);
+            }
+        }
+        /* X = X1 Ps(n-B) into qs (qe is done with), then the cut chunk p = n-B-1 */
+        __syncthreads();
+        for (int tile = warp; tile < 4 * (dk / 16); tile += GDN_WARPS) {
+            const int rb = tile / (dk / 16), cb = tile % (dk / 16);
+            la_acc c;
+            wmma::fill_fragment(c, 0.0f);
+            la_mma<la_a_row, la_b_row>(c, xs + rb * 16 * LDK, LDK, 8, psg + cb * 16, (unsigned)dk, (size_t)8 * dk, dk);
+            wmma::store_matrix_sync(qs + rb * 16 * LDK + cb * 16, c, LDK, wmma::mem_row_major);
+        }
+        const int p = n - a.B - 1;
+        if (p >= 0) {
+            const float *keg = a.Keb + (size_t)p * LC * ldk + (size_t)h * dk;
+            __syncthreads();
+            for (int tile = warp; tile < 16; tile += GDN_WARPS) {
+                const int rb = tile >> 2, cb = tile & 3;
+                la_acc c;
+                wmma::fill_fragment(c, 0.0f);
+                if (cb >= rb)   /* query row t sees key rows s > t of chunk p (W a multiple of LC) */
+                    la_mma<la_a_row, la_b_col>(c, qs + rb * 16 * LDK, LDK, 8, keg + (size_t)cb * 16 * ldk, (unsigned)ldk, 8, dk);
+                wmma::store_matrix_sync(as + rb * 16 * LA_LDA + cb * 16, c, LA_LDA, wmma::mem_row_major);
+            }
+            __syncthreads();
+            for (int e = tid; e < LC * LC; e += blockDim.x) {
+                const int t = e / LC, s = e % LC;
+                if ((long)p * LC + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
+            }
+            __syncthreads();
+            const float *vg = a.v + (size_t)p * LC * ldv + (size_t)h * dv;
+            #pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const int tile = warp + GDN_WARPS * u;
+                if (tile < ntile) {
+                    const int rb = tile / nbv, cb = tile % nbv;
+                    la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA + rb * 16, LA_LDA, 8,
+                                               vg + (size_t)rb * 16 * ldv + cb * 16, (unsigned)ldv, (size_t)8 * ldv, LC - rb * 16);
+                }
+            }
+        }
+    }
+    __syncthreads();                       /* xs becomes the output staging area (dv <= dk + 4 not assumed: rows of dv) */
+    float *stage = xs;                     /* LC x (dk + 4) floats; the output goes through in two halves if dv > dk */
+    for (int c0 = 0; c0 < dv; c0 += dk) {
+        #pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int tile = warp + GDN_WARPS * u;
+            if (tile < ntile) {
+                const int rb = tile / nbv, cb = tile % nbv;
+                if (cb * 16 >= c0 && cb * 16 < c0 + dk)
+                    wmma::store_matrix_sync(stage + rb * 16 * LDK + (cb * 16 - c0), acc[u], LDK, wmma::mem_row_major);
+            }
+        }
+        __syncthreads();
+        const int w = min(dk, dv - c0);
+        for (int i = tid; i < L * w; i += blockDim.x) {
+            const int t = i / w, c = i % w;
+            a.out[(size_t)(t0 + t) * ldv + (size_t)h * dv + c0 + c] = stage[t * LDK + c];
+        }
+        __syncthreads();
+    }
+}
+
+/* ---- scratch layout (shared by the host side and tests/gpu/la_emu.cpp) ------------------ */
+
+static size_t gdn_align256(size_t n) { return (n + 255) / 256 * 256; }
+
+/* Bytes of scratch: states, W, U and Vn, and for exact SWLA ke, Pf, Sf, Ps. */
+static size_t gdn_work_bytes(int T, int H, int dk, int dv) {
+    const size_t N = ((size_t)T + LC - 1) / LC, st = gdn_align256(N * H * dk * dv * 4), tr = gdn_align256(N * H * dk * dk * 4);
+    return 2 * st + 2 * tr + gdn_align256(N * LC * H * dk * 4) * 2 + gdn_align256(2 * N * LC * H * dv * 4);
+}
+
+/* Points a's scratch arrays into work and sets the SWLA fields (the modes cu_gdn_chunk takes). */
+static void gdn_carve(gdn_args &a, void *work, int swla, int W, int S) {
+    const size_t N = (size_t)a.N, H = (size_t)a.H, dk = (size_t)a.dk, dv = (size_t)a.dv;
+    char *p = (char *)work;
+    a.Sb = (float *)p; p += gdn_align256(N * H * dk * dv * 4);
+    a.Wb = (float *)p; p += gdn_align256(N * LC * H * dk * 4);
+    a.Ub = (float *)p; p += gdn_align256(2 * N * LC * H * dv * 4);
+    a.Keb = a.Pf = a.Sf = a.Ps = NULL;
+    a.sc = a.wc = a.B = 0;
+    /* without SWLA Vn overwrites U; with it U must outlive the pass */
+    a.Vb = swla == CU_SWLA_OVERLAP ? a.Ub + N * LC * H * dv : swla == CU_SWLA_EXACT ? NULL : a.Ub;
+    if (swla == CU_SWLA_OVERLAP) { a.sc = S / LC; a.wc = W / LC; }
+    if (swla == CU_SWLA_EXACT) {
+        a.B = W / LC - 1;
+        a.sc = a.wc = a.B;       /* the prefix pass restarts every B chunks */
+        a.Keb = (float *)p; p += gdn_align256(N * LC * H * dk * 4);
+        a.Pf = (float *)p; p += gdn_align256(N * H * dk * dk * 4);
+        a.Ps = (float *)p; p += gdn_align256(N * H * dk * dk * 4);
+        a.Sf = (float *)p;
     }
 }
 

@@ -6,7 +6,7 @@
  *   la_check check            random inputs, T in {1, 63, 64, 65, 1001, 4099}, weak and strong
  *                             decays, head dims 128/64/32/16, SWLA exact W in {64, 100, 1000}
  *                             and overlap (aligned, S < chunk, straddling blocks) for gla,
- *                             chunk-aligned overlap for gdn. One line per case, then
+ *                             chunk-aligned overlap and exact for gdn. One line per case, then
  *                             "la_check PASS|FAIL n/m".
  *   la_check bench T H d      ms per call (best of 3 after a warm-up) of the recurrences and the
  *                             chunk kernels, plain / exact SWLA / overlap SWLA.
@@ -174,6 +174,12 @@ static int run_check(void) {
         for (int strong = 0; strong < 2; strong++)
             check_case(1, 4099, 2, 128, 128, strong ? 3.0f : 0.002f, 1.0f, CU_SWLA_OVERLAP, ws[0], ws[1]);
     check_case(1, 1001, 3, 64, 32, 0.3f, 1.0f, CU_SWLA_OVERLAP, 192, 64);
+    /* gdn exact SWLA (W a multiple of the chunk, >= 2 chunks: block prefix/suffix passes) */
+    for (int W : {128, 192, 1024})
+        for (int strong = 0; strong < 2; strong++)
+            check_case(1, 4099, 2, 128, 128, strong ? 3.0f : 0.002f, 1.0f, CU_SWLA_EXACT, W, 0);
+    check_case(1, 1001, 3, 64, 32, 0.3f, 1.0f, CU_SWLA_EXACT, 256, 0);
+    check_case(1, 1001, 2, 16, 16, 0.05f, 2.0f, CU_SWLA_EXACT, 128, 0);
     printf("la_check %s %d/%d cases within tolerance (rel_rms <= %.0e, rel_max <= %.0e)\n", n_fail ? "FAIL" : "PASS",
            n_cases - n_fail, n_cases, TOL_RMS, TOL_MAX);
     return n_fail ? 1 : 0;
@@ -197,6 +203,7 @@ static float time_ms(const inputs &in, int which, int W, int S) {
         case 5: CK(cu_gdn_scan(in.o_ref, in.q, in.k, in.v, in.beta, in.la, in.T, in.H, in.dk, in.dv, 0)); break;
         case 6: run_new(in, 1, CU_SWLA_OFF, 0, 0); break;
         case 7: run_new(in, 1, CU_SWLA_OVERLAP, W, S); break;
+        case 8: run_new(in, 1, CU_SWLA_EXACT, W, 0); break;
         }
         cudaEventRecord(e1);
         CK(cudaEventSynchronize(e1));
@@ -212,23 +219,24 @@ static float time_ms(const inputs &in, int which, int W, int S) {
 static int run_bench(int T, int H, int d) {
     const int W = 4096, S = 1024;
     const char *names[] = {"gla_recurrent_plain", "gla_recurrent_exact_swla", "gla_chunk_plain", "gla_chunk_exact_swla",
-                           "gla_chunk_overlap_swla", "gdn_recurrent_plain", "gdn_chunk_plain", "gdn_chunk_overlap_swla"};
-    float ms[8];
+                           "gla_chunk_overlap_swla", "gdn_recurrent_plain", "gdn_chunk_plain", "gdn_chunk_overlap_swla",
+                           "gdn_chunk_exact_swla"};
+    float ms[9];
     for (int gdn = 0; gdn < 2; gdn++) {
         /* typical gates: gla ~ logsigmoid/16, gdn alpha near 0.98 */
         inputs in = make_inputs(T, H, d, d, gdn ? 0.04f : 0.1f, gdn ? 1.0f : 0.0f);
-        for (int w = gdn ? 5 : 0; w < (gdn ? 8 : 5); w++) {
+        for (int w = gdn ? 5 : 0; w < (gdn ? 9 : 5); w++) {
             ms[w] = time_ms(in, w, W, S);
             double fl = 4.0 * T * H * (double)d * d; /* the recurrence's count, as bench_gpu */
             printf("kernel name=%s T=%d H=%d dk=%d ms=%.3f tflops=%.2f%s\n", names[w], T, H, d, ms[w],
-                   fl / (ms[w] * 1e-3) / 1e12, w == 1 || w == 3 || w == 4 || w == 7 ? " W=4096 S=1024" : "");
+                   fl / (ms[w] * 1e-3) / 1e12, w == 1 || w == 3 || w == 4 || w >= 7 ? " W=4096 S=1024" : "");
             fflush(stdout);
         }
         free_inputs(in);
     }
     printf("la_ratio T=%d gla_chunk_vs_recurrent=%.1fx gdn_chunk_vs_recurrent=%.1fx gla_exact_swla_vs_plain=%.2f "
-           "gla_overlap_swla_vs_plain=%.2f gdn_overlap_swla_vs_plain=%.2f\n", T, ms[0] / ms[2], ms[5] / ms[6],
-           ms[3] / ms[2], ms[4] / ms[2], ms[7] / ms[6]);
+           "gla_overlap_swla_vs_plain=%.2f gdn_overlap_swla_vs_plain=%.2f gdn_exact_swla_vs_plain=%.2f\n", T,
+           ms[0] / ms[2], ms[5] / ms[6], ms[3] / ms[2], ms[4] / ms[2], ms[7] / ms[6], ms[8] / ms[6]);
     return 0;
 }
 

@@ -315,17 +315,22 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             a.out = out; a.q = q; a.k = k; a.v = v; a.beta = be; a.la = la;
             a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = N;
             a.scale = 1.0f / sqrtf((float)dk);
-            a.Sb = dev(st);
-            a.Wb = dev((size_t)N * LC * H * dk);
-            a.Ub = dev(2 * (size_t)N * LC * H * dv);
-            a.Vb = swla ? a.Ub + (size_t)N * LC * H * dv : a.Ub;
-            if (swla) { a.sc = S / LC; a.wc = W / LC; }
+            const size_t wb = gdn_work_bytes(T, H, dk, dv);
+            float *work = dev(wb / 4);
+            gdn_carve(a, work, swla, W, S);
             emu::launch(gdn_local_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_local_make(dk, dv).total);
             const unsigned zb = a.sc > 0 ? (unsigned)((N + a.sc - 1) / a.sc) : 1u;
-            emu::launch(gdn_state_kernel, a, emu_dim3{(unsigned)(dv / GDN_BV), (unsigned)H, zb}, GDN_ST_THREADS,
-                        gdn_state_smem(dk));
-            emu::launch(gdn_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_out_smem(dk, dv));
-            free(a.Sb); free(a.Wb); free(a.Ub);
+            const unsigned cbs = (unsigned)((dv + (swla == CU_SWLA_EXACT ? dk : 0)) / GDN_BV);
+            emu::launch(gdn_state_kernel, a, emu_dim3{cbs, (unsigned)H, zb}, GDN_ST_THREADS, gdn_state_smem(dk));
+            if (swla == CU_SWLA_EXACT) {
+                emu::launch(gdn_suffix_kernel, a, emu_dim3{(unsigned)(dk / 16), (unsigned)H, zb}, GDN_ST_THREADS,
+                            gdn_suffix_make(dk, dv).total * sizeof(float));
+                emu::launch(gdn_out_exact_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS,
+                            gdn_ox_make(dk, dv).total * sizeof(float));
+            } else {
+                emu::launch(gdn_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_out_smem(dk, dv));
+            }
+            free(work);
         }
         std::vector<double> ref;
         reference(ref, gdn, T, H, dk, dv, q, k, v, gk, be, la, swla, W, S);
@@ -354,6 +359,11 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
 }
 
 int main(int argc, char **argv) {
+    if (argc == 11 && !strcmp(argv[1], "case")) { /* la_emu case gla|gdn T H dk dv g swla W S */
+        run_case(!strcmp(argv[2], "gdn"), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), (float)atof(argv[7]),
+                 atoi(argv[8]), atoi(argv[9]), atoi(argv[10]));
+        return fails ? 1 : 0;
+    }
     const bool quick = argc > 1 && !strcmp(argv[1], "quick");
     /* gla plain: T around the chunk, weak and strong gates, head dims */
     for (int T : {1, 63, 65, 200}) run_case(0, T, 2, 32, 32, 0.05f, 0, 0, 0);
@@ -375,6 +385,11 @@ int main(int argc, char **argv) {
     run_case(1, 300, 1, 32, 32, 0.02f, 2, 128, 64);
     run_case(1, 300, 1, 32, 32, 0.02f, 2, 192, 64);
     run_case(1, 300, 1, 32, 32, 0.02f, 2, 64, 64);
+    /* gdn exact (W a multiple of the chunk, >= 2 chunks): blocks of W/64 - 1 chunks */
+    run_case(1, 300, 1, 32, 32, 0.02f, 1, 128, 0);
+    run_case(1, 450, 1, 32, 16, 0.01f, 1, 192, 0);
+    run_case(1, 500, 2, 16, 32, 0.3f, 1, 256, 0);
+    if (!quick) run_case(1, 400, 1, 128, 128, 0.01f, 1, 128, 0);
     printf("la_emu %s: %d/%d runs within tolerance\n", fails ? "FAIL" : "PASS", cases - fails, cases);
     return fails ? 1 : 0;
 }

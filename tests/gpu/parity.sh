@@ -103,8 +103,8 @@ check "wgmma swa64 (GQA 4/2, W=48) T=1501" "$tmp/swa64" "$t1500"
 check "wgmma rope128 rope window 100 T=1501" "$tmp/rope128" "$t1500" --rope-window=100
 check "wgmma gdn64 HH log-scale T=1501" "$tmp/gdn64" "$t1500" --log-scale=32
 unset HS_CUDA_ATTENTION
-# the chunked gla/gdn kernels (HS_CUDA_LINATTN=chunk; gdn: chunk-aligned overlap SWLA too, other
-# gdn SWLA keeps the per-query walk), same
+# the chunked gla/gdn kernels (HS_CUDA_LINATTN=chunk; gdn SWLA by chunks when W (and S) are
+# multiples of 64, W >= 128; other gdn SWLA keeps the per-query walk), same
 # models, knobs and tolerance
 export HS_CUDA_LINATTN=chunk
 for m in gla glac gdn gla128; do check "chunk $m T=302" "$tmp/$m" "$t301"; done
@@ -115,6 +115,8 @@ check "chunk gla128 swla exact W=50" "$tmp/gla128" "$t301" --swla --swla-window 
 check "chunk gla swla overlap W=64 S=16" "$tmp/gla" "$t301" --swla=overlap --swla-window 64 --swla-stride 16
 check "chunk gla swla overlap W=300 S=100 T=1501" "$tmp/gla" "$t1500" --swla=overlap --swla-window 300 --swla-stride 100
 check "chunk gdn64 swla overlap W=128 S=64 T=1501" "$tmp/gdn64" "$t1500" --swla=overlap --swla-window 128 --swla-stride 64
+check "chunk gdn64 swla exact W=128 T=1501" "$tmp/gdn64" "$t1500" --swla=exact --swla-window 128
+check "chunk gdn swla exact W=192" "$tmp/gdn" "$t301" --swla=exact --swla-window 192
 ppl_check "chunk ppl gla" "$tmp/gla"
 unset HS_CUDA_LINATTN
 echo "$runs runs, $fails failed"
