@@ -24,12 +24,17 @@ BIN = os.path.join(ROOT, "build", "hybridscope")
 SM = os.path.join(ROOT, "sample-models")
 
 
+ONLY = None       # --models a,b: a subset
+
+
 def models():
     with open(os.path.join(SM, "families.json")) as f:
         fam = json.load(f)
     out = []
     for g in fam["families"]:
         for m in g["members"]:
+            if ONLY is not None and m["model"] not in ONLY:
+                continue
             if os.path.exists(os.path.join(SM, m["model"], "model.safetensors")):
                 out.append(m["model"])
     return out
@@ -171,12 +176,14 @@ def main():
     ap.add_argument("--no-niah", action="store_true", help="table: perplexity only")
     ap.add_argument("--cache", default="", help="keep each finished run in DIR and reuse it "
                     "(an interrupted table resumes where it stopped)")
+    ap.add_argument("--models", default="", help="only these models (comma-separated)")
     ap.add_argument("--cached-only", action="store_true",
                     help="with --cache: print what is there, run nothing")
     ap.add_argument("--heldout", default="/tmp/heldout.txt",
                     help="held-out prose (written by data.py: python3 data.py heldout FILE)")
     a = ap.parse_args()
-    global CACHE, CACHED_ONLY
+    global CACHE, CACHED_ONLY, ONLY
+    ONLY = set(a.models.split(",")) if a.models else None
     CACHED_ONLY = a.cached_only and bool(a.cache)
     if a.cache:
         os.makedirs(a.cache, exist_ok=True)
