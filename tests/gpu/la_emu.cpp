@@ -378,6 +378,7 @@ int main(int argc, char **argv) {
     run_case(0, 300, 1, 32, 32, 0.02f, 2, 128, 64);
     run_case(0, 300, 1, 32, 32, 0.02f, 2, 100, 30);
     run_case(0, 300, 1, 32, 32, 0.02f, 2, 200, 150);
+    if (!quick) run_case(0, 300, 1, 128, 128, 0.02f, 1, 100, 0);   /* two cut chunks at full head size */
     /* gdn plain and chunk-aligned overlap */
     for (int T : {1, 65, 200}) run_case(1, T, 2, 32, 32, 0.05f, 0, 0, 0);
     run_case(1, 130, 1, 16, 48, 2.0f, 0, 0, 0);
