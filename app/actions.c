@@ -158,6 +158,30 @@ static void knobs_changed_locked(hs_controller *c, const hs_knobs *old) {
     hs_ctl_bump(c, ALL_JOBS);
 }
 
+/* Log scaling and windows are no-ops on prompts no longer than their L0 / window: say so
+ * when one is switched on there, or the user sees nothing move and cannot tell why. */
+static void hint_inert_knobs_locked(hs_controller *c, const hs_knobs *old) {
+    const hs_knobs *k = &c->s.knobs;
+    if (!c->model) return;
+    int L0 = c->model->cfg.train_context > 0 ? c->model->cfg.train_context : 1024;
+    int T = c->s.length;
+    const char *what = NULL;
+    int reach = 0;
+    if (k->log_scale && !old->log_scale) {
+        reach = k->log_scale_L0 ? k->log_scale_L0 : L0;
+        what = "log scaling";
+    } else if (k->swla == HS_SWLA_EXACT && old->swla != HS_SWLA_EXACT) {
+        reach = k->swla_window ? k->swla_window : L0;
+        what = "SWLA";
+    } else if (k->rope_window && !old->rope_window) {
+        reach = k->rope_window == HS_KNOB_L0 ? L0 : k->rope_window;
+        what = "the RoPE window";
+    }
+    if (what && T <= reach)
+        hs_ctl_set_message(c, "%s changes nothing on prompts of %d <= %d tokens: press > for longer ones",
+                           what, T, reach);
+}
+
 void hs_ctl_set_knobs(hs_controller *c, const hs_knobs *k) {
     hs_ctl_lock(c);
     char err[HS_ERR_LEN];
@@ -167,6 +191,7 @@ void hs_ctl_set_knobs(hs_controller *c, const hs_knobs *k) {
         hs_knobs old = c->s.knobs;
         c->s.knobs = *k;
         knobs_changed_locked(c, &old);
+        hint_inert_knobs_locked(c, &old);
     }
     hs_ctl_unlock(c);
 }

@@ -125,6 +125,9 @@ TEST(controller_defaults_and_keys) {
     CHECK(c->s.knobs.swla == HS_SWLA_OFF, "w -> off");
     hs_ctl_key(c, 'g');
     CHECK(c->s.knobs.log_scale == 1, "g -> log scale");
+    /* at length 512 = L0 log scaling is a no-op: the status line says so */
+    CHECK(strstr(c->message, "log scaling changes nothing on prompts of 512 <= 512"),
+          "inert knob hint: '%s'", c->message);
     hs_ctl_key(c, '}');
     CHECK(c->s.knobs.log_scale_L0 == 1024, "} -> log L0 x2 (%d)", c->s.knobs.log_scale_L0);
     hs_ctl_key(c, 'l');
@@ -468,4 +471,23 @@ TEST(controller_script_parse) {
     fprintf(f, "key tab\n\nclick 1\n");
     fclose(f);
     CHECK(hs_script_load(&s, path, err, sizeof err) == -1 && strstr(err, ":3:"), "bad line: %s", err);
+}
+
+TEST(controller_inert_knob_hint_only_when_inert) {
+    char err[256];
+    hs_controller *c = open_ctl("m31", err, sizeof err);
+    CHECK(c, "%s", err);
+    hs_ctl_key(c, '>');                                   /* 1024 > L0 = 512 */
+    c->message[0] = 0;
+    hs_ctl_key(c, 'g');
+    CHECK(c->s.knobs.log_scale && !strstr(c->message, "changes nothing"),
+          "log scaling past L0 is not inert: '%s'", c->message);
+    hs_ctl_key(c, 'w');
+    CHECK(c->s.knobs.swla == HS_SWLA_EXACT && !strstr(c->message, "changes nothing"),
+          "SWLA W = L0 at 2 L0 is not inert: '%s'", c->message);
+    hs_ctl_key(c, 'g');
+    hs_ctl_key(c, '<');                                   /* back to L0 */
+    hs_ctl_key(c, 'g');
+    CHECK(strstr(c->message, "log scaling changes nothing"), "at L0 it is: '%s'", c->message);
+    close_ctl(c);
 }
