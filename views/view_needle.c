@@ -82,6 +82,11 @@ static void layout(needle_layout *L, hs_canvas *c, const hs_view_input *in) {
         x += L->gw + gap;
     }
     L->gy = top;
+    if (!c->is_text) {   /* capped cells leave room: centre grid, accuracies and panel in it */
+        double used = L->gh + ln * 1.35 + ln * 2.6 + L->panel_h;
+        double room = c->height - top - pad - used;
+        if (room > 0) L->gy += room / 2;
+    }
     L->acc_y = L->gy + L->gh + (c->is_text ? 1 : ln * 1.35);
     L->panel_y = L->acc_y + (c->is_text ? 2 : ln * 2.6);
     if (L->panel_y + L->panel_h > c->height) L->panel_y = c->height - L->panel_h;
