@@ -156,48 +156,9 @@ def run_exact_window(T, W, init_state, step, readout):
 
 # ---- fast (training) cores: [B, T, H, *] float32 in, [B, T, H, dv] out ----
 
-def gla_chunked(q, k, v, gk, chunk=16):
-    """GLA in chunks. Inside a chunk the decay between query i and key j <= i is taken
-    pairwise, exp(G_i - G_j) <= 1 per key dimension, so nothing can overflow whatever the
-    gates (a factorisation through a reference position overflowed in fp32 once the model
-    learned gates that forget within a few steps, and training went NaN). The pairwise tensor
-    is [B, H, N, C, C, dk], hence the small chunk. Between chunks: a scan over states."""
-    B, T, H, dk = q.shape
-    dv = v.shape[-1]
-    pad = (-T) % chunk
-    if pad:
-        q, k, v, gk = (F.pad(x, (0, 0, 0, 0, 0, pad)) for x in (q, k, v, gk))
-    N = (T + pad) // chunk
-    q = (q * dk ** -0.5).view(B, N, chunk, H, dk).permute(0, 3, 1, 2, 4)
-    k = k.view(B, N, chunk, H, dk).permute(0, 3, 1, 2, 4)
-    v = v.view(B, N, chunk, H, dv).permute(0, 3, 1, 2, 4)
-    G = gk.view(B, N, chunk, H, dk).permute(0, 3, 1, 2, 4).cumsum(3)   # inclusive
-    mask = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
-    D = (G[..., :, None, :] - G[..., None, :, :]).masked_fill(~mask[..., None], float("-inf"))
-    A = (q[..., :, None, :] * k[..., None, :, :] * torch.exp(D)).sum(-1)
-    o = A @ v
-    # inter-chunk: state at each chunk start, scanned over chunks
-    Glast = G[..., -1:, :]                                              # [B,H,N,1,dk]
-    U = (k * torch.exp(Glast - G)).transpose(-1, -2) @ v                # [B,H,N,dk,dv]
-    dec = torch.exp(Glast[..., 0, :])[..., None]                        # [B,H,N,dk,1]
-    S = q.new_zeros(B, H, dk, dv)
-    prev = []
-    for n in range(N):
-        prev.append(S)
-        S = dec[:, :, n] * S + U[:, :, n]
-    Sprev = torch.stack(prev, 2)
-    o = o + (q * torch.exp(G)) @ Sprev
-    o = o.permute(0, 2, 3, 1, 4).reshape(B, N * chunk, H, dv)
-    return o[:, :T]
-
-
-def gla_chunked_factored(q, k, v, gk, chunk=32):
-    """gla_chunked with the intra-chunk decay factored through the chunk's middle position:
-    exp(G_i - G_j) = exp(G_i - G_r) exp(G_r - G_j), one matmul, no [C, C, dk] tensor. Exact
-    in float64 for any gate the checkpoints hold (each factor spans <= chunk/2 steps); in fp32
-    it overflows once gates forget within a few steps, so training uses gla_chunked. The
-    fixtures' batched autograd Jacobians use this one (the pairwise tensor times 160 batched
-    gradients is gigabytes)."""
+def _gla_split(q, k, v, gk, chunk):
+    """Pads T to whole chunks; [B, H, N, C, *] views with q scaled and G the inclusive
+    in-chunk cumulative log decay."""
     B, T, H, dk = q.shape
     dv = v.shape[-1]
     pad = (-T) % chunk
@@ -208,21 +169,53 @@ def gla_chunked_factored(q, k, v, gk, chunk=32):
     k = k.view(B, N, chunk, H, dk).permute(0, 3, 1, 2, 4)
     v = v.view(B, N, chunk, H, dv).permute(0, 3, 1, 2, 4)
     G = gk.view(B, N, chunk, H, dk).permute(0, 3, 1, 2, 4).cumsum(3)
-    Gr = G[..., chunk // 2: chunk // 2 + 1, :]
-    A = (q * torch.exp(G - Gr)) @ (k * torch.exp(Gr - G)).transpose(-1, -2)
-    mask = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
-    A = torch.where(mask, A, torch.zeros((), dtype=A.dtype, device=A.device))
-    o = A @ v
-    Glast = G[..., -1:, :]
-    U = (k * torch.exp(Glast - G)).transpose(-1, -2) @ v
-    dec = torch.exp(Glast[..., 0, :])[..., None]
-    S = q.new_zeros(B, H, dk, dv)
+    return q, k, v, G
+
+
+def _gla_finish(o, q, k, v, G, T):
+    """Adds the inter-chunk part (a scan over chunk states; every exponent <= 0) to the
+    intra-chunk output o and returns [B, T, H, dv]."""
+    B, H, N, C, dv = v.shape
+    Glast = G[..., -1:, :]                                              # [B,H,N,1,dk]
+    U = (k * torch.exp(Glast - G)).transpose(-1, -2) @ v                # [B,H,N,dk,dv]
+    dec = torch.exp(Glast[..., 0, :])[..., None]                        # [B,H,N,dk,1]
+    S = q.new_zeros(B, H, q.shape[-1], dv)
     prev = []
     for n in range(N):
         prev.append(S)
         S = dec[:, :, n] * S + U[:, :, n]
     o = o + (q * torch.exp(G)) @ torch.stack(prev, 2)
-    return o.permute(0, 2, 3, 1, 4).reshape(B, N * chunk, H, dv)[:, :T]
+    return o.permute(0, 2, 3, 1, 4).reshape(B, N * C, H, dv)[:, :T]
+
+
+def gla_chunked(q, k, v, gk, chunk=16):
+    """GLA in chunks. Inside a chunk the decay between query i and key j <= i is taken
+    pairwise, exp(G_i - G_j) <= 1 per key dimension, so nothing can overflow whatever the
+    gates (a factorisation through a reference position overflowed in fp32 once the model
+    learned gates that forget within a few steps, and training went NaN). The pairwise tensor
+    is [B, H, N, C, C, dk], hence the small chunk."""
+    T = q.shape[1]
+    q, k, v, G = _gla_split(q, k, v, gk, chunk)
+    mask = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
+    D = (G[..., :, None, :] - G[..., None, :, :]).masked_fill(~mask[..., None], float("-inf"))
+    A = (q[..., :, None, :] * k[..., None, :, :] * torch.exp(D)).sum(-1)
+    return _gla_finish(A @ v, q, k, v, G, T)
+
+
+def gla_chunked_factored(q, k, v, gk, chunk=32):
+    """gla_chunked with the intra-chunk decay factored through the chunk's middle position:
+    exp(G_i - G_j) = exp(G_i - G_r) exp(G_r - G_j), one matmul, no [C, C, dk] tensor. Exact
+    in float64 for any gate the checkpoints hold (each factor spans <= chunk/2 steps); in fp32
+    it overflows once gates forget within a few steps, so training uses gla_chunked. The
+    fixtures' batched autograd Jacobians use this one (the pairwise tensor times 160 batched
+    gradients is gigabytes)."""
+    T = q.shape[1]
+    q, k, v, G = _gla_split(q, k, v, gk, chunk)
+    Gr = G[..., chunk // 2: chunk // 2 + 1, :]
+    A = (q * torch.exp(G - Gr)) @ (k * torch.exp(Gr - G)).transpose(-1, -2)
+    mask = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
+    A = torch.where(mask, A, torch.zeros((), dtype=A.dtype, device=A.device))
+    return _gla_finish(A @ v, q, k, v, G, T)
 
 
 def gdn_chunked(q, k, v, log_alpha, beta, chunk=64):
