@@ -124,6 +124,8 @@ def cmd_table(a):
     jobs = []
     for n in names:
         for label, kn in ([] if a.no_niah else settings(n)):
+            if a.settings and label not in a.settings.split(","):
+                continue
             jobs.append(((n, label, "niah"), ["niah", os.path.join(SM, n), "--task", "sk1,sk2,sk3",
                                                "--lengths", a.lengths, "--depths", "0:100:25",
                                                "--samples", str(a.samples), "--seed", "100"] + kn))
@@ -177,6 +179,8 @@ def main():
     ap.add_argument("--cache", default="", help="keep each finished run in DIR and reuse it "
                     "(an interrupted table resumes where it stopped)")
     ap.add_argument("--models", default="", help="only these models (comma-separated)")
+    ap.add_argument("--settings", default="", help="table: only these NIAH settings "
+                    "(direct,log,swla,swla+log,ropewin,ropewin+log)")
     ap.add_argument("--cached-only", action="store_true",
                     help="with --cache: print what is there, run nothing")
     ap.add_argument("--heldout", default="/tmp/heldout.txt",
