@@ -158,12 +158,17 @@ static void knobs_changed_locked(hs_controller *c, const hs_knobs *old) {
     hs_ctl_bump(c, ALL_JOBS);
 }
 
+/* The model's train_context (what knobs default to). Caller holds the lock. */
+static int l0_locked(const hs_controller *c) {
+    return c->model && c->model->cfg.train_context > 0 ? c->model->cfg.train_context : 1024;
+}
+
 /* Log scaling and windows are no-ops on prompts no longer than their L0 / window: say so
  * when one is switched on there, or the user sees nothing move and cannot tell why. */
 static void hint_inert_knobs_locked(hs_controller *c, const hs_knobs *old) {
     const hs_knobs *k = &c->s.knobs;
     if (!c->model) return;
-    int L0 = c->model->cfg.train_context > 0 ? c->model->cfg.train_context : 1024;
+    int L0 = l0_locked(c);
     int T = c->s.length;
     const char *what = NULL;
     int reach = 0;
@@ -205,7 +210,7 @@ static hs_knobs current_knobs(hs_controller *c) {
 
 static int l0_of(hs_controller *c) {
     hs_ctl_lock(c);
-    int L0 = c->model && c->model->cfg.train_context > 0 ? c->model->cfg.train_context : 1024;
+    int L0 = l0_locked(c);
     hs_ctl_unlock(c);
     return L0;
 }

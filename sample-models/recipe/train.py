@@ -61,6 +61,12 @@ def niah_eval(model, assets, L0, dev, per_task=30, tasks=(data.SK1, data.SK2, da
     return out
 
 
+def phases_through(tb):
+    """The phases of a "training" block: its earlier ones and itself, for the next phase."""
+    return tb.get("earlier_phases", []) + [
+        {k: tb[k] for k in ("steps", "lr", "warmup", "schedule", "wall_seconds")}]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--name", required=True)
@@ -135,8 +141,7 @@ def main():
         if unexpected or [k for k in missing if k != "lm_head.weight"]:
             raise SystemExit(f"{src}: tensors missing {missing} / unexpected {unexpected}")
         step0 = prev.get("total_steps", prev["steps"])
-        phases = prev.get("earlier_phases", []) + [
-            {k: prev[k] for k in ("steps", "lr", "warmup", "schedule", "wall_seconds")}]
+        phases = phases_through(prev)
     if a.resume_dir:
         ck = torch.load(os.path.join(a.resume_dir, a.name + ".ckpt.pt"), map_location=dev,
                         weights_only=False)
@@ -144,8 +149,7 @@ def main():
         if "optimizer" in ck:
             opt.load_state_dict(ck["optimizer"])
         step0 = ck["step"]
-        phases = ck["training"].get("phases", []) + [
-            {k: ck["training"][k] for k in ("steps", "lr", "warmup", "schedule", "wall_seconds")}]
+        phases = phases_through(ck["training"])
     assets = data.Assets(a.assets)
     # a resumed phase draws fresh rows from the same mixture (seed offset by the steps done)
     mixture = data.Mixture(assets, cfg["train_context"], a.data_seed + 7919 * step0,
@@ -192,7 +196,6 @@ def main():
     def save_ckpt(steps_done):
         tmp = os.path.join(a.out, a.name + ".ckpt.pt.tmp")
         tb = training_block(steps_done, time.time() - t_start)
-        tb["phases"] = phases
         torch.save({"config": cfg, "model": model.state_dict(), "optimizer": opt.state_dict(),
                     "step": step0 + steps_done, "training": tb}, tmp)
         os.replace(tmp, os.path.join(a.out, a.name + ".ckpt.pt"))
