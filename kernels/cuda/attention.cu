@@ -123,11 +123,12 @@ attention_kernel(float *out, const float *q, const float *k, const float *v, con
     }
 }
 
-/* The default kernel. The FA2 one is opt-in (HS_CUDA_ATTENTION=fa2) until the GPU kernel check
- * (tests/gpu/attn_fa2.cu) and parity have passed on a device; then this line becomes CU_ATT_FA2.
- * Of the other two, the fp32 kernel was the faster at 64K on an H200 (1381 ms vs 1634 ms,
- * causal, 8 heads x 128); both pass the whole-model parity test. */
-#define CU_ATT_DEFAULT CU_ATT_SIMT
+/* The default kernel: wgmma where its sm_90a code runs and the head dim is 64 or 128, else FA2
+ * (mma.sync), else the fp32 kernel (cu_attention below). Both passed the GPU kernel check
+ * (tests/gpu/attn_fa2.cu) and whole-model parity on an H200 (2026-12-02); at 64K causal, 8 heads
+ * x 128, they ran at 472 (wgmma) and 361 (FA2) TFLOP/s against 6.4 for the fp32 kernel
+ * (docs/bench-notes.md). HS_CUDA_ATTENTION=fa2|wgmma|tc|simt picks one. */
+#define CU_ATT_DEFAULT CU_ATT_WG
 
 int cu_attention_choice(void) {
     static int choice = -1;

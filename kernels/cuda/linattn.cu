@@ -236,7 +236,8 @@ __global__ static void window_kernel(float *out, const float *q, const float *k,
 cudaError_t cu_linattn_window(float *out, const float *q, const float *k, const float *v,
                               const float *gk, const float *beta, const float *log_alpha, int T,
                               int H, int dk, int dv, int swla, int W, int S, cudaStream_t st) {
-    if (dk > CU_MAX_HEAD_DIM || dv > CU_MAX_HEAD_DIM || W < 1 || S < 1) return cudaErrorInvalidValue;
+    if (dk > CU_MAX_HEAD_DIM || dv > CU_MAX_HEAD_DIM || W < 1 || (swla == CU_SWLA_OVERLAP && S < 1))
+        return cudaErrorInvalidValue;
     long warps = (long)T * H;
     window_kernel<<<(unsigned)((warps * 32 + 255) / 256), 256, 0, st>>>(out, q, k, v, gk, beta,
                                                                        log_alpha, T, H, dk, dv, swla, W, S);

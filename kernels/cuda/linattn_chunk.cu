@@ -39,7 +39,7 @@ int cu_la_chunk_enabled(void) {
     static int v = -1;
     if (v < 0) {
         const char *e = getenv("HS_CUDA_LINATTN");
-        v = e && !strcmp(e, "chunk");
+        v = !(e && !strcmp(e, "recurrent"));
     }
     return v;
 }

@@ -1,7 +1,7 @@
 /* Chunked linear attention on the GPU (gla and gdn, model-spec sections 4 and 6), the
- * tensor-core counterpart of the full recurrences in linattn.cu. Selected at run time with
- * HS_CUDA_LINATTN=chunk until verified on the device (cu_la_chunk_enabled holds the one-line
- * default). Same tensors and layouts as the recurrences: q, k, gk [T, H*dk], v, out [T, H*dv],
+ * tensor-core counterpart of the full recurrences in linattn.cu, and the default since they
+ * passed the device checks (docs/bench-notes.md, session 3); HS_CUDA_LINATTN=recurrent selects
+ * the recurrences (cu_la_chunk_enabled). Same tensors and layouts as the recurrences: q, k, gk [T, H*dk], v, out [T, H*dv],
  * beta, log_alpha [T, H]; q, k already L2-normalised for gdn.
  *
  * Matmuls run as TF32 WMMA (m16n16k8, fp32 accumulation): inputs keep 10 mantissa bits

@@ -13,6 +13,7 @@ A training row is ROW = L0 + 32 tokens:
     offset in its first 90% (the last 10% is held out for perplexity).
 Per-token loss weights: 1, and `answer_weight` on the value's tokens after the prompt.
 """
+import math
 import os
 import random
 
@@ -183,11 +184,12 @@ COPY_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 class Mixture:
     """Endless rows of ROW tokens with loss weights; deterministic from seed."""
 
-    def __init__(self, assets, L0, seed, p_needle=0.6, p_full=0.3, answer_weight=5.0, p_copy=0.0):
+    def __init__(self, assets, L0, seed, p_needle=0.6, p_full=0.3, answer_weight=5.0, p_copy=0.0,
+                 copy_weight=2.0):
         self.a, self.L0, self.row = assets, L0, L0 + 32
         self.rng = random.Random(seed)
         self.p_needle, self.p_full, self.answer_weight = p_needle, p_full, answer_weight
-        self.p_copy = p_copy
+        self.p_copy, self.copy_weight = p_copy, copy_weight
         self.min_len = {t: min_length(assets, t) for t in (SK1, SK2, SK3)}
 
     def prose(self, n):
@@ -197,14 +199,16 @@ class Mixture:
     def copy_row(self):
         """Random strings each followed by " | " and the string again: the second copy is
         predictable only by looking back (an induction head), the mechanism needle answers
-        need; models that had not found it answered every needle with one constant."""
+        need; models that had not found it answered every needle with one constant. String
+        lengths are log-uniform in [8, 480], so the look-back distance ranges from a few
+        tokens (within a swa window) to half the row (only a global head reaches it)."""
         toks, w = [BOS], [1.0]
         while len(toks) < self.row:
-            n = self.rng.randint(8, 64)
+            n = int(round(math.exp(self.rng.uniform(math.log(8), math.log(480)))))
             r = [ord(self.rng.choice(COPY_ALPHABET)) for _ in range(n)]
             seg = r + list(b" | ")
             toks += seg + r + [ord("\n")]
-            w += [1.0] * len(seg) + [self.answer_weight] * n + [1.0]
+            w += [1.0] * len(seg) + [self.copy_weight] * n + [1.0]
         return toks[:self.row], w[:self.row]
 
     def sample(self):
@@ -237,8 +241,8 @@ class Mixture:
         return {"row_tokens": self.row, "p_needle": self.p_needle, "p_full_length": self.p_full,
                 "answer_weight": self.answer_weight, "tasks": "sk1/sk2/sk3 uniform",
                 "p_copy": self.p_copy,
-                "copy_rows": "random [0-9a-z] strings of 8-64, ' | ', the string again "
-                             "(weighted like answers); the rest of the row after p_copy: "
+                "copy_rows": "random [0-9a-z] strings, length log-uniform in [8, 480], ' | ', "
+                             f"the string again (weight {self.copy_weight}); the rest of the row after p_copy: "
                              "needle with p_needle, else prose",
                 "depth": "uniform [0, 100]",
                 "prompt_length": f"L0 with p={self.p_full}, else uniform [min valid L, L0]",

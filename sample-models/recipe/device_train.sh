@@ -4,6 +4,8 @@
 #   bash sample-models/recipe/device_train.sh [TRAIN_SECONDS] [train.py args...]
 # A second call on the same (still warm) machine can continue every model from its checkpoint
 # in /tmp/family: pass `--resume-dir /tmp/family` (a warm restart; see train.py --resume-dir).
+# MPS=1 runs the members under the CUDA Multi-Process Service where the machine has it, so their
+# kernels share the GPU instead of taking turns (untested on the device machine so far).
 set -u
 R=$(cd "$(dirname "$0")" && pwd)
 secs=${1:-480}
@@ -16,11 +18,19 @@ nproc
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
 nvidia-smi dmon -s um -d 15 > $W/dmon.log 2>&1 &
 dmon=$!
+mps=off
+if [ "${MPS:-0}" = 1 ] && command -v nvidia-cuda-mps-control >/dev/null; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps_pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps_log
+  mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+  nvidia-cuda-mps-control -d && mps=on
+fi
+echo "mps: $mps"
 t0=$(date +%s)
 shift || true
 bash "$R/train_family.sh" assets $W "$secs" "$@"
 echo "family wall: $(( $(date +%s) - t0 )) s"
 kill $dmon 2>/dev/null
+[ $mps = on ] && { echo quit | nvidia-cuda-mps-control; }
 grep -h "captured\|capture failed\|family timing\|done:\|Error\|error\|stopping" $W/*.stdout | head -60
 grep -h "quick SK1" $W/*.stdout | tail -40
 cd $W

@@ -200,6 +200,25 @@ def main():
                     "step": step0 + steps_done, "training": tb}, tmp)
         os.replace(tmp, os.path.join(a.out, a.name + ".ckpt.pt"))
 
+    def wait_for_family(suffix, limit):
+        """Barrier on files NAME.suffix in the sync dir (crashed members leave NAME.failed)."""
+        t0 = time.time()
+        while True:
+            files = os.listdir(a.sync_dir)
+            n = sum(f.endswith(suffix) for f in files) + sum(f.endswith(".failed") for f in files)
+            if n >= a.family_size or time.time() - t0 > limit:
+                return [f for f in files if f.endswith(suffix)]
+            time.sleep(0.2)
+
+    def family_ready():
+        """Barrier before the timing probe: members start seconds apart (imports, model build,
+        graph capture), and a probe taken while some are not yet stepping measured a third of
+        the step time of the full family (0.30 s against ~1 s for the gla members in a
+        session-3 call, which then stopped at the deadline after 789-1032 of 1335 steps)."""
+        os.makedirs(a.sync_dir, exist_ok=True)
+        open(os.path.join(a.sync_dir, a.name + ".ready"), "w").close()
+        wait_for_family(".ready", 120)
+
     def agree_on_steps():
         """Barrier: every member reports its step time; all compute the same step count from
         the slowest member, the last arrival time and the shared deadline."""
@@ -207,14 +226,7 @@ def main():
         with open(os.path.join(a.sync_dir, a.name + ".tmp"), "w") as f:
             f.write(f"{step_time} {time.time()}\n")
         os.replace(os.path.join(a.sync_dir, a.name + ".tmp"), os.path.join(a.sync_dir, a.name + ".txt"))
-        t0 = time.time()
-        while True:   # members that crashed leave NAME.failed (see __main__) and are not awaited
-            files = os.listdir(a.sync_dir)
-            names = [n for n in files if n.endswith(".txt")]
-            gone = [n for n in files if n.endswith(".failed")]
-            if len(names) + len(gone) >= a.family_size or time.time() - t0 > 60:
-                break
-            time.sleep(0.2)
+        names = wait_for_family(".txt", 60)
         rows = []
         for n in sorted(names):
             with open(os.path.join(a.sync_dir, n)) as f:
@@ -297,6 +309,7 @@ def main():
     t_probe = None
     while step < a.steps:
         if a.deadline and step == 10 + (3 if graph is not None else 0):
+            family_ready()
             torch.cuda.synchronize() if dev.type == "cuda" else None
             t_probe = time.time()
         if a.deadline and step == a.probe_steps:

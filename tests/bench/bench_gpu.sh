@@ -5,7 +5,7 @@
 # written from them by hand). Env: BENCH_PRESETS (default "376m 776m"), BENCH_TYPES
 # (default "swa gla gdn"), BENCH_LENGTHS (default 4096,16384,65536), BENCH_TORCH=0 to skip
 # the reference, BENCH_KERNELS=0 to skip the kernel rows, BENCH_REPS (timed runs, default 3),
-# BENCH_FAST_PRESETS (presets run with every tensor-core kernel on, default 376m),
+# BENCH_REF_PRESETS (presets also run with the fp32 attention and the recurrences, default none),
 # BENCH_STEP_S (timeout of each step, default 300).
 set -u
 BUILD=${1:-build}
@@ -46,22 +46,19 @@ if [ "${BENCH_KERNELS:-1}" != 0 ]; then   # attention kernels (FA2, wgmma, WMMA,
 fi
 # chunked gla/gdn kernels vs the recurrences, SWLA exact/overlap vs plain (fla's rows: torch_ref.py below)
 [ "${BENCH_KERNELS:-1}" != 0 ] && bash tests/gpu/la_bench.sh "$BUILD"
+# the engine as it runs by default: wgmma attention (FA2 where its sm_90a code cannot run) and the
+# chunked gla/gdn kernels
 for p in $PRESETS; do
     for t in $TYPES; do
         echo "== ours preset=$p efficient=$t LH 3:1 NoPE"
         timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
-        if [ "$t" != swa ] && [[ " ${BENCH_CHUNK_PRESETS-376m} " == *" $p "* ]]; then
-            echo "== ours preset=$p efficient=$t LH 3:1 NoPE HS_CUDA_LINATTN=chunk"
-            HS_CUDA_LINATTN=chunk timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
-        fi
     done
 done
-# every tensor-core path at once: wgmma attention (FA2 where its sm_90a code cannot run) and the
-# chunked gla/gdn kernels, the configuration to set against the PyTorch stack
-for p in ${BENCH_FAST_PRESETS-376m}; do
+# BENCH_REF_PRESETS: the same with the fp32 attention kernel and the gla/gdn recurrences
+for p in ${BENCH_REF_PRESETS-}; do
     for t in $TYPES; do
-        echo "== ours preset=$p efficient=$t LH 3:1 NoPE HS_CUDA_ATTENTION=wgmma HS_CUDA_LINATTN=chunk"
-        HS_CUDA_ATTENTION=wgmma HS_CUDA_LINATTN=chunk timeout "$STEP" $B model --preset "$p" --efficient "$t" \
+        echo "== ours preset=$p efficient=$t LH 3:1 NoPE HS_CUDA_ATTENTION=simt HS_CUDA_LINATTN=recurrent"
+        HS_CUDA_ATTENTION=simt HS_CUDA_LINATTN=recurrent timeout "$STEP" $B model --preset "$p" --efficient "$t" \
             --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
     done
 done

@@ -27,7 +27,7 @@ kcheck)   # the FA2 and wgmma attention kernels against the fp32 one (tests/gpu/
         -o build/hs_attn_fa2 tests/gpu/attn_fa2.cu kernels/cuda/attention*.cu \
         > "$OUT/kcheck_build.log" 2>&1 || { echo "kcheck build failed"; tail -20 "$OUT/kcheck_build.log"; }
     [ -x build/hs_attn_fa2 ] && { timeout 120 build/hs_attn_fa2 check > "$OUT/kcheck.log" 2>&1; echo "kcheck rc=$?"; cat "$OUT/kcheck.log"; }
-    for f in tests/gpu/kcheck_*.sh; do bash "$f" build; echo "kcheck $(basename "$f" .sh) rc=$?"; done ;;
+    for f in tests/gpu/kcheck_*.sh; do bash "$f" build; r=$?; echo "kcheck $(basename "$f" .sh) rc=$r"; done ;;
 parity) timeout 240 bash tests/gpu/parity.sh > "$OUT/parity.log" 2>&1; echo "parity rc=$?"; cat "$OUT/parity.log" ;;
 sanitize)
     tmp=$(mktemp -d); python3 -c "import random; r=random.Random(5); print(''.join(r.choice('abcdefgh .') for _ in range(200)))" > $tmp/t

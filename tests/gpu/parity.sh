@@ -55,6 +55,9 @@ mk swa   --preset tiny --efficient swa --window 48 --kv-heads 2 --train-context 
 mk rope  --preset tiny --efficient rope --layout HH --train-context 256
 mk small --preset small --efficient gdn --layers 4
 
+# first the fp32 attention kernel and the gla/gdn recurrences (the defaults are the tensor-core
+# kernels; they follow, each in its own section)
+export HS_CUDA_ATTENTION=simt HS_CUDA_LINATTN=recurrent
 for m in gla glac gdn gdn64 gla128 swa rope; do check "$m T=302" "$tmp/$m" "$t301"; done
 check "small(gdn,dk64) T=302" "$tmp/small" "$t301"
 check "gla T=1501" "$tmp/gla" "$t1500"
@@ -84,7 +87,7 @@ ppl_check() {   # name model [knob flags...]
 ppl_check "ppl gla" "$tmp/gla"
 ppl_check "ppl gdn64 swla exact W=128" "$tmp/gdn64" --swla --swla-window 128
 ppl_check "ppl swa log-scale" "$tmp/swa" --log-scale=64
-# The FA2 attention kernel (opt-in with HS_CUDA_ATTENTION=fa2; head dims 64 and 128, other
+# The FA2 attention kernel (HS_CUDA_ATTENTION=fa2, the fallback of the default wgmma one; head dims 64 and 128, other
 # dims fall back to the fp32 kernel): softmax models with GQA, windows, log scaling, long T.
 # (The kernels themselves are checked by tests/gpu/attn_fa2.cu check, device_run.sh kcheck.)
 mk swa64   --preset tiny --efficient swa --window 48 --kv-heads 2 --hidden 256 --heads 4 --head-dim 64 --train-context 256
@@ -97,13 +100,13 @@ check "fa2 rope128 rope window 100 T=1501" "$tmp/rope128" "$t1500" --rope-window
 check "fa2 gla128 (nope dk128) T=1501" "$tmp/gla128" "$t1500"
 check "fa2 gdn64 HH log-scale T=1501" "$tmp/gdn64" "$t1500" --log-scale=32
 ppl_check "fa2 ppl swa64 log-scale" "$tmp/swa64" --log-scale=64
-# The wgmma kernel (HS_CUDA_ATTENTION=wgmma; falls back to FA2 where its sm_90a code cannot run)
+# The wgmma kernel (the default; HS_CUDA_ATTENTION=wgmma; falls back to FA2 where its sm_90a code cannot run)
 export HS_CUDA_ATTENTION=wgmma
 check "wgmma swa64 (GQA 4/2, W=48) T=1501" "$tmp/swa64" "$t1500"
 check "wgmma rope128 rope window 100 T=1501" "$tmp/rope128" "$t1500" --rope-window=100
 check "wgmma gdn64 HH log-scale T=1501" "$tmp/gdn64" "$t1500" --log-scale=32
 unset HS_CUDA_ATTENTION
-# the chunked gla/gdn kernels (HS_CUDA_LINATTN=chunk; gdn SWLA by chunks when W (and S) are
+# the chunked gla/gdn kernels (the default, HS_CUDA_LINATTN=chunk; gdn SWLA by chunks when W (and S) are
 # multiples of 64, W >= 128; other gdn SWLA keeps the per-query walk), same
 # models, knobs and tolerance
 export HS_CUDA_LINATTN=chunk
