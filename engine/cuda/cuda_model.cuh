@@ -50,6 +50,14 @@ typedef struct {
     size_t la_work_bytes;
 } cu_workspace;
 
+/* The layer stack captured as a CUDA graph (engine/cuda/forward.cu: layers_forward). key: the
+ * forward it replays; seen: the last forward run eagerly (a second one alike is captured). */
+typedef struct {
+    cudaGraphExec_t exec;
+    unsigned char key[64], seen[64];
+    int broken;                    /* a capture failed: eager from then on */
+} cu_fwd_graph;
+
 struct hs_cuda_model {
     hs_config cfg;
     bf16 *embed, *lm_head;
@@ -65,6 +73,7 @@ struct hs_cuda_model {
     cu_workspace ws;
     cublasHandle_t blas;
     cudaStream_t st;
+    cu_fwd_graph graph;
     int device;
 };
 

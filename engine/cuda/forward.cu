@@ -8,6 +8,7 @@
 #include "kernels/cuda/linattn_chunk.cuh"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,6 +288,79 @@ static int forward_layers(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
     return 0;
 }
 
+/* The layer stack as a CUDA graph: at 4K tokens a 376m forward is ~400 launches, enough launch
+ * overhead to matter. The first forward of a kind runs eagerly (kernels do their one-time
+ * set-up there, outside any capture); a second one alike is captured and replayed, and so are
+ * later ones while nothing in the key changes. The key holds everything the launches depend
+ * on: T, the resolved knobs, whether heads are ablated (the mask's contents and the log-scale
+ * row factors are read from device buffers at run time) and the workspace's address and size.
+ * Never with a progress callback (it synchronises per layer) or the capture hook (host copies).
+ * HS_CUDA_GRAPH=0 turns it off; a failed capture falls back to eager launches for good. */
+typedef struct {
+    int T, ws_T, ablate;
+    cu_knobs kn;
+    const void *ws_arena;
+} graph_key;
+
+static int graphs_enabled(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("HS_CUDA_GRAPH");
+        v = !(e && !strcmp(e, "0"));
+    }
+    return v;
+}
+
+static int layers_forward(hs_cuda_model *cm, int T, const hs_knobs *knobs, const cu_knobs *kn,
+                          const hs_knobs_resolved *kr, const float *row_scale_host,
+                          const hs_forward_opts *opts, capture_bufs *cb, char *err, size_t errlen) {
+    cu_fwd_graph *g = &cm->graph;
+    if (opts->progress || opts->capture || !graphs_enabled() || g->broken)
+        return forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, err, errlen);
+    unsigned char key[sizeof g->key];
+    graph_key k;
+    memset(&k, 0, sizeof k);   /* padding too: keys compare as bytes */
+    k.T = T;
+    k.ws_T = cm->ws.T;
+    k.ablate = knobs->n_ablate > 0;
+    k.kn = *kn;
+    k.ws_arena = cm->ws_arena;
+    static_assert(sizeof k <= sizeof key, "graph key too large");
+    memset(key, 0, sizeof key);
+    memcpy(key, &k, sizeof k);
+    if (g->exec && !memcmp(key, g->key, sizeof key)) {
+        CUDA_CHECK(cudaGraphLaunch(g->exec, cm->st));
+        return 0;
+    }
+    if (memcmp(key, g->seen, sizeof key)) {
+        memcpy(g->seen, key, sizeof key);
+        return forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, err, errlen);
+    }
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    cudaError_t e = cudaStreamBeginCapture(cm->st, cudaStreamCaptureModeThreadLocal);
+    int rc = 0;
+    if (e == cudaSuccess) {
+        rc = forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, err, errlen);
+        e = cudaStreamEndCapture(cm->st, &graph);
+    }
+    if (!rc && e == cudaSuccess) e = cudaGraphInstantiate(&exec, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    if (rc || e != cudaSuccess) {
+        fprintf(stderr, "hybridscope: CUDA graph capture failed (%s); the forward runs without graphs\n",
+                rc ? err : cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        g->broken = 1;
+        err[0] = 0;
+        return forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, err, errlen);
+    }
+    if (g->exec) cudaGraphExecDestroy(g->exec);
+    g->exec = exec;
+    memcpy(g->key, key, sizeof key);
+    CUDA_CHECK(cudaGraphLaunch(g->exec, cm->st));
+    return 0;
+}
+
 int cu_forward(hs_cuda_model *cm, const int32_t *tokens, int T, const hs_knobs *knobs,
                const hs_forward_opts *opts, char *err, size_t errlen) {
     static const hs_knobs no_knobs = {};
@@ -363,7 +437,7 @@ int cu_forward(hs_cuda_model *cm, const int32_t *tokens, int T, const hs_knobs *
         cudaError_t e = cu_embedding(ws->x, cm->embed, ws->tokens, T, c->hidden_size, cm->st);
         if (e != cudaSuccess) { snprintf(err, errlen, "CUDA error at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e)); rc = -1; }
     }
-    if (!rc) rc = forward_layers(cm, T, knobs, &kn, &kr, row_scale_host, opts, &cb, err, errlen);
+    if (!rc) rc = layers_forward(cm, T, knobs, &kn, &kr, row_scale_host, opts, &cb, err, errlen);
     if (!rc) {
         cudaError_t e = cu_rmsnorm(ws->hb, ws->hf, ws->x, cm->norm, T, c->hidden_size, c->norm_eps, cm->st);
         if (e != cudaSuccess) { snprintf(err, errlen, "CUDA error at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e)); rc = -1; }

@@ -159,6 +159,7 @@ hs_cuda_model *cu_model_upload(const hs_model *m, char *err, size_t errlen) {
 void cu_model_free(hs_cuda_model *cm) {
     if (!cm) return;
     if (cm->st) cudaStreamSynchronize(cm->st);
+    if (cm->graph.exec) cudaGraphExecDestroy(cm->graph.exec);
     if (cm->ws_arena) cudaFree(cm->ws_arena);
     if (cm->arena) cudaFree(cm->arena);
     if (cm->blas) cublasDestroy(cm->blas);

@@ -6,7 +6,7 @@
 # (default "swa gla gdn"), BENCH_LENGTHS (default 4096,16384,65536), BENCH_TORCH=0 to skip
 # the reference, BENCH_KERNELS=0 to skip the kernel rows, BENCH_REPS (timed runs, default 3),
 # BENCH_REF_PRESETS (presets also run with the fp32 attention and the recurrences, default none),
-# BENCH_STEP_S (timeout of each step, default 300).
+# BENCH_STEP_S (timeout of each step, default 300), BENCH_BUILD_ONLY=1 (build hs_gpu_bench and stop).
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -21,6 +21,7 @@ nvcc -O2 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -
     tests/gpu/bench_gpu.cu kernels/cuda/*.cu $BUILD/engine/*.o $BUILD/kernels/cpu/*.o \
     $libs -lcublas -lm -ldl -lpthread -Xcompiler -fopenmp -lgomp || { echo "bench-gpu: bench build failed"; exit 1; }
 B=$BUILD/hs_gpu_bench
+[ "${BENCH_BUILD_ONLY:-0}" = 1 ] && exit 0
 # flash-linear-attention for the PyTorch reference (torch_ref.py: chunk_gla, chunk_gated_delta_rule):
 # its wheels travel in the ignored folder .whl/ (carry it in the device call); never committed
 if ls .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1 &&

@@ -5,6 +5,8 @@
  *       model TFLOP/s (matmul FLOPs + attention/scan FLOPs as stated below), fraction of the
  *       GEMM peak, GPU memory in use after the forward (weights + workspace + context)
  *   bench_gpu attn-check                    tensor-core vs fp32 attention on an odd case
+ *   bench_gpu graph-check [init flags]      the forward replayed from its CUDA graph against the
+ *       same forward launched eagerly: eager, capture, replay, a new key, knobs, and back
  *   bench_gpu kernels T H dk                attention (full causal, NoPE; tensor cores and fp32), gla scan plain /
  *       exact SWLA / overlap SWLA (W=4096, S=1024), gdn scan plain / exact SWLA
  * One line per measurement, "key=value" fields, so the script can tabulate them. */
@@ -251,12 +253,98 @@ static int bench_kernels(int argc, char **argv) {
     return 0;
 }
 
+/* All-row logits of one forward through the device dispatch (NULL on failure). */
+static float *forward_logits(hs_model *m, const int32_t *ids, int T, const hs_knobs *k) {
+    char err[512];
+    float *out = (float *)malloc((size_t)T * m->cfg.vocab_size * sizeof(float));
+    hs_forward_opts o;
+    memset(&o, 0, sizeof o);
+    o.logits = out;
+    o.n_logit_rows = T;
+    if (!out || hs_forward_on(HS_DEVICE_CUDA, m, ids, T, k, &o, err, sizeof err)) {
+        fprintf(stderr, "graph-check: T=%d: %s\n", T, err);
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* Largest |a - b| relative to the RMS of b. */
+static double rel_max(const float *a, const float *b, size_t n) {
+    double ss = 0, mx = 0;
+    for (size_t i = 0; i < n; i++) {
+        ss += (double)b[i] * b[i];
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= mx)) mx = d;   /* NaN propagates */
+    }
+    return mx / sqrt(ss / (double)n + 1e-30);
+}
+
+/* engine/cuda/forward.cu replays the layer stack from a CUDA graph from the second forward of
+ * a kind on. Every replayed result must match the eager one of the same inputs (same kernels
+ * in the same order: expected exactly; tolerance 1e-6 of the RMS). */
+static int graph_check(int argc, char **argv) {
+    hs_preset_args pa;
+    hs_preset_args_init(&pa);
+    char err[512];
+    for (int i = 2; i < argc; i++) {
+        int j = i;
+        int r = hs_preset_parse_arg(&pa, argc, argv, &j, err, sizeof err);
+        if (r <= 0) { fprintf(stderr, "graph-check: %s\n", r < 0 ? err : "unknown argument"); return 2; }
+        i = j;
+    }
+    hs_model m;
+    memset(&m, 0, sizeof m);
+    if (hs_preset_build(&m.cfg, &pa, err, sizeof err) || hs_model_alloc(&m, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    hs_model_init_random(&m, hs_preset_seed(&pa));
+    int32_t ids[301];
+    for (int t = 0; t < 301; t++) ids[t] = (int32_t)((t * 2654435761u) % (unsigned)m.cfg.vocab_size);
+    hs_knobs none, kn;
+    memset(&none, 0, sizeof none);
+    memset(&kn, 0, sizeof kn);
+    kn.log_scale = 1;
+    kn.log_scale_L0 = 16;
+    kn.n_ablate = 1;
+    kn.ablate[0].layer = m.cfg.num_layers - 1;
+    /* eager, capture, replay (x2); another length; knobs; the first kind again */
+    struct { int T; const hs_knobs *k; int ref; const char *what; } seq[] = {
+        {300, &none, -1, "eager"}, {300, &none, 0, "captured"}, {300, &none, 0, "replayed"},
+        {300, &none, 0, "replayed again"}, {301, &none, -1, "T=301 eager"}, {301, &none, 4, "T=301 captured"},
+        {301, &kn, -1, "knobs eager"}, {301, &kn, 6, "knobs captured"}, {301, &kn, 6, "knobs replayed"},
+        {300, &none, 0, "T=300 again"}, {300, &none, 0, "T=300 captured again"}};
+    const int n = (int)(sizeof seq / sizeof seq[0]);
+    float *out[sizeof seq / sizeof seq[0]] = {};
+    int fails = 0;
+    for (int i = 0; i < n; i++) {
+        out[i] = forward_logits(&m, ids, seq[i].T, seq[i].k);
+        if (!out[i]) { fails++; break; }
+        if (seq[i].ref < 0) continue;
+        double d = rel_max(out[i], out[seq[i].ref], (size_t)seq[i].T * m.cfg.vocab_size);
+        int ok = d <= 1e-6;
+        printf("graph_check %s %s T=%d: max |diff| %.2e of the RMS (tol 1e-6)\n", ok ? "ok  " : "FAIL", seq[i].what,
+               seq[i].T, d);
+        fails += !ok;
+    }
+    double dk = out[6] && out[4] ? rel_max(out[6], out[4], (size_t)301 * m.cfg.vocab_size) : 0;
+    printf("graph_check %s the knobs change the logits: %.2e of the RMS\n", dk > 1e-3 ? "ok  " : "FAIL", dk);
+    fails += !(dk > 1e-3);
+    for (int i = 0; i < n; i++) free(out[i]);
+    hs_forward_device_release(&m);
+    hs_model_free(&m);
+    printf("graph_check %s\n", fails ? "FAIL" : "PASS");
+    return fails ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: bench_gpu gemm | model [flags] | kernels T H dk\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: bench_gpu gemm | model [flags] | kernels T H dk | attn-check | graph-check [flags]\n"); return 2; }
     if (!strcmp(argv[1], "gemm")) { gemm_peak(); return 0; }
     if (!strcmp(argv[1], "model")) return bench_model(argc, argv);
     if (!strcmp(argv[1], "kernels")) return bench_kernels(argc, argv);
     if (!strcmp(argv[1], "attn-check")) { attention_check(); return 0; }
+    if (!strcmp(argv[1], "graph-check")) return graph_check(argc, argv);
     fprintf(stderr, "bench_gpu: unknown mode %s\n", argv[1]);
     return 2;
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (through the device tool): build (with the carried .deps debs
 # when the image lacks libcjson/openblas), kernel checks, GPU parity, compute-sanitizer, then
-# make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [sanitize] [bench]
+# make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
-steps=${*:-kcheck parity sanitize bench}
+steps=${*:-kcheck parity graph sanitize bench}
 exec > >(tee -a "$OUT/run.log") 2>&1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 MK=()
@@ -48,6 +48,16 @@ sanitize)
             HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
             echo "sanitizer tool=$tool rc=$? chunk model=$(basename ${args%% *}) ${args#* } $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         done
+    done ;;
+graph)    # the forward replayed from its CUDA graph against eager launches (engine/cuda/forward.cu)
+    BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/graph_build.log" 2>&1 || { echo "graph: build failed"; tail -5 "$OUT/graph_build.log"; }
+    # head dims 128/64: the wgmma attention and the chunked gla/gdn kernels run inside the graph
+    for args in "--preset tiny --efficient gla --hidden 256 --heads 2 --head-dim 128" \
+                "--preset tiny --efficient gdn --hidden 128 --heads 4 --head-dim 64 --layout HH" \
+                "--preset tiny --efficient swa --window 48 --kv-heads 2 --hidden 256 --heads 4 --head-dim 64"; do
+        timeout 120 build/hs_gpu_bench graph-check $args > $OUT/graph.log 2>&1; r=$?
+        grep -q "graph capture failed" $OUT/graph.log && r=9
+        echo "graph $args rc=$r"; cat $OUT/graph.log
     done ;;
 bench) bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
 esac; done
