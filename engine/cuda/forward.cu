@@ -295,7 +295,8 @@ static int forward_layers(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
  * on: T, the resolved knobs, whether heads are ablated (the mask's contents and the log-scale
  * row factors are read from device buffers at run time) and the workspace's address and size.
  * Never with a progress callback (it synchronises per layer) or the capture hook (host copies).
- * HS_CUDA_GRAPH=0 turns it off; a failed capture falls back to eager launches for good. */
+ * Opt-in (HS_CUDA_GRAPH=1) until `tests/gpu/device_run.sh graph` has passed on a device; then
+ * graphs_enabled's default flips. A failed capture falls back to eager launches for good. */
 typedef struct {
     int T, ws_T, ablate;
     cu_knobs kn;
@@ -306,7 +307,7 @@ static int graphs_enabled(void) {
     static int v = -1;
     if (v < 0) {
         const char *e = getenv("HS_CUDA_GRAPH");
-        v = !(e && !strcmp(e, "0"));
+        v = e && !strcmp(e, "1");
     }
     return v;
 }

@@ -5,7 +5,7 @@
 # written from them by hand). Env: BENCH_PRESETS (default "376m 776m"), BENCH_TYPES
 # (default "swa gla gdn"), BENCH_LENGTHS (default 4096,16384,65536), BENCH_TORCH=0 to skip
 # the reference, BENCH_KERNELS=0 to skip the kernel rows, BENCH_REPS (timed runs, default 3),
-# BENCH_REF_PRESETS (presets also run with the fp32 attention and the recurrences, default none),
+# BENCH_GRAPH_PRESETS (presets also run with CUDA graphs, default 376m), BENCH_REF_PRESETS (presets also run with the fp32 attention and the recurrences, default none),
 # BENCH_STEP_S (timeout of each step, default 300), BENCH_BUILD_ONLY=1 (build hs_gpu_bench and stop).
 set -u
 BUILD=${1:-build}
@@ -53,6 +53,13 @@ for p in $PRESETS; do
     for t in $TYPES; do
         echo "== ours preset=$p efficient=$t LH 3:1 NoPE"
         timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
+    done
+done
+# BENCH_GRAPH_PRESETS (default 376m): the same with the layer stack replayed from a CUDA graph
+for p in ${BENCH_GRAPH_PRESETS-376m}; do
+    for t in $TYPES; do
+        echo "== ours preset=$p efficient=$t LH 3:1 NoPE HS_CUDA_GRAPH=1"
+        HS_CUDA_GRAPH=1 timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
     done
 done
 # BENCH_REF_PRESETS: the same with the fp32 attention kernel and the gla/gdn recurrences

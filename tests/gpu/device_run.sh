@@ -55,7 +55,7 @@ graph)    # the forward replayed from its CUDA graph against eager launches (eng
     for args in "--preset tiny --efficient gla --hidden 256 --heads 2 --head-dim 128" \
                 "--preset tiny --efficient gdn --hidden 128 --heads 4 --head-dim 64 --layout HH" \
                 "--preset tiny --efficient swa --window 48 --kv-heads 2 --hidden 256 --heads 4 --head-dim 64"; do
-        timeout 120 build/hs_gpu_bench graph-check $args > $OUT/graph.log 2>&1; r=$?
+        HS_CUDA_GRAPH=1 timeout 120 build/hs_gpu_bench graph-check $args > $OUT/graph.log 2>&1; r=$?
         grep -q "graph capture failed" $OUT/graph.log && r=9
         echo "graph $args rc=$r"; cat $OUT/graph.log
     done ;;
