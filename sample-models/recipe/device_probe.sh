@@ -1,0 +1,27 @@
+#!/bin/bash
+# One call on the GPU machine: how fast the family trains with its members time-slicing the GPU
+# (eleven processes) and under MPS (their kernels overlap), SECS of wall time each. Prints each
+# member's agreed step count and steps done; nothing is kept but $OUT/probe.log.
+#   bash sample-models/recipe/device_probe.sh [SECS] [train.py args...]
+set -u
+R=$(cd "$(dirname "$0")" && pwd)
+secs=${1:-90}
+shift || true
+OUT=${OUT:-/tmp/probe_out}; mkdir -p "$OUT"
+exec > >(tee -a "$OUT/probe.log") 2>&1
+export OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+for mode in slicing mps; do
+  if [ $mode = mps ]; then
+    command -v nvidia-cuda-mps-control >/dev/null || { echo "mps: nvidia-cuda-mps-control not found"; break; }
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps_pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps_log
+    mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+    nvidia-cuda-mps-control -d || { echo "mps: the daemon did not start"; break; }
+  fi
+  W=/tmp/probe_$mode; rm -rf $W
+  t0=$(date +%s)
+  bash "$R/train_family.sh" assets $W "$secs" --log-every 1000 --eval-every 0 --eval-per-task 0 --reserve 15 "$@" > /dev/null 2>&1
+  echo "== $mode: wall $(( $(date +%s) - t0 )) s"
+  grep -h "family timing\|done:\|deadline reached\|capture failed\|Error" $W/*.stdout | cut -c1-150
+  [ $mode = mps ] && { echo quit | nvidia-cuda-mps-control; }
+done
