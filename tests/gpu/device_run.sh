@@ -40,8 +40,8 @@ sanitize)
             echo "sanitizer tool=$tool rc=$? attn $kern $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         done
         for args in "$tmp/m --swla --swla-window 40" "$tmp/g --swla=overlap --swla-window 48" "$tmp/g"; do
-            timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
-            echo "sanitizer tool=$tool rc=$? model=$(basename ${args%% *}) $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
+            HS_CUDA_LINATTN=recurrent timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
+            echo "sanitizer tool=$tool rc=$? recurrent model=$(basename ${args%% *}) $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         done
         for args in "$tmp/m --swla --swla-window 40" "$tmp/m --swla=overlap --swla-window 100 --swla-stride 30" "$tmp/g" \
                     "$tmp/g --swla=overlap --swla-window 128 --swla-stride 64" "$tmp/g --swla --swla-window 128"; do
