@@ -5,6 +5,7 @@
 #include "kernels/cuda/kernels.cuh"
 #include "kernels/cuda/linattn_chunk.cuh"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,8 +173,12 @@ void cu_model_free(hs_cuda_model *cm) {
 
 int cu_workspace_ensure(hs_cuda_model *cm, int T, char *err, size_t errlen) {
     if (cm->ws_arena && cm->ws.T >= T) return 0;
+    /* capacity in steps of 256 tokens: a loop that grows its input by one token per forward
+     * (niah --device cuda appends each answer token) reallocates once per 256 tokens, not on
+     * every forward */
+    const int cap = T > INT_MAX - 255 ? T : (T + 255) / 256 * 256;
     const hs_config *c = &cm->cfg;
-    size_t t = (size_t)T, d = (size_t)c->hidden_size, F = (size_t)c->intermediate_size;
+    size_t t = (size_t)cap, d = (size_t)c->hidden_size, F = (size_t)c->intermediate_size;
     size_t V = (size_t)c->vocab_size, W = cm->width;
     size_t rows = LOGIT_BLOCK_FLOATS / V;
     if (rows < 1) rows = 1;
@@ -183,7 +188,7 @@ int cu_workspace_ensure(hs_cuda_model *cm, int T, char *err, size_t errlen) {
         for (int j = 0; j < c->layers[l].n_mixers; j++) {
             const hs_mixer_config *mc = &c->layers[l].mixers[j];
             if (mc->type != HS_GLA && mc->type != HS_GDN) continue;
-            size_t b = cu_la_chunk_work_bytes(T, mc->num_heads, mc->head_k_dim, mc->head_v_dim);
+            size_t b = cu_la_chunk_work_bytes(cap, mc->num_heads, mc->head_k_dim, mc->head_v_dim);
             if (b > la_bytes) la_bytes = b;
         }
     struct { void **slot; size_t bytes; } parts[] = {
@@ -224,6 +229,6 @@ int cu_workspace_ensure(hs_cuda_model *cm, int T, char *err, size_t errlen) {
     }
     cm->ws.logit_rows = (int)rows;
     cm->ws.la_work_bytes = la_bytes;
-    cm->ws.T = T;
+    cm->ws.T = cap;
     return 0;
 }
