@@ -47,29 +47,22 @@ if [ "${BENCH_KERNELS:-1}" != 0 ]; then   # attention kernels (FA2, wgmma, WMMA,
 fi
 # chunked gla/gdn kernels vs the recurrences, SWLA exact/overlap vs plain (fla's rows: torch_ref.py below)
 [ "${BENCH_KERNELS:-1}" != 0 ] && bash tests/gpu/la_bench.sh "$BUILD"
-# the engine as it runs by default: wgmma attention (FA2 where its sm_90a code cannot run) and the
-# chunked gla/gdn kernels
-for p in $PRESETS; do
-    for t in $TYPES; do
-        echo "== ours preset=$p efficient=$t LH 3:1 NoPE"
-        timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
+# Our prefill rows: ours_rows "PRESETS" [VAR=value ...] runs every preset x type with those
+# environment settings (none: the engine as it runs by default, wgmma attention and the chunked
+# gla/gdn kernels).
+ours_rows() {
+    local presets=$1 p t; shift
+    for p in $presets; do
+        for t in $TYPES; do
+            echo "== ours preset=$p efficient=$t LH 3:1 NoPE${*:+ $*}"
+            env "$@" timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" \
+                --reps "${BENCH_REPS:-3}" --peak "$peak"
+        done
     done
-done
-# BENCH_GRAPH_PRESETS (default 376m): the same with the layer stack replayed from a CUDA graph
-for p in ${BENCH_GRAPH_PRESETS-376m}; do
-    for t in $TYPES; do
-        echo "== ours preset=$p efficient=$t LH 3:1 NoPE HS_CUDA_GRAPH=1"
-        HS_CUDA_GRAPH=1 timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
-    done
-done
-# BENCH_REF_PRESETS: the same with the fp32 attention kernel and the gla/gdn recurrences
-for p in ${BENCH_REF_PRESETS-}; do
-    for t in $TYPES; do
-        echo "== ours preset=$p efficient=$t LH 3:1 NoPE HS_CUDA_ATTENTION=simt HS_CUDA_LINATTN=recurrent"
-        HS_CUDA_ATTENTION=simt HS_CUDA_LINATTN=recurrent timeout "$STEP" $B model --preset "$p" --efficient "$t" \
-            --lengths "$LENGTHS" --reps "${BENCH_REPS:-3}" --peak "$peak"
-    done
-done
+}
+ours_rows "$PRESETS"
+ours_rows "${BENCH_GRAPH_PRESETS-376m}" HS_CUDA_GRAPH=1          # the layer stack from a CUDA graph
+ours_rows "${BENCH_REF_PRESETS-}" HS_CUDA_ATTENTION=simt HS_CUDA_LINATTN=recurrent   # fp32 attention, recurrences
 if [ "${BENCH_TORCH:-1}" != 0 ]; then
     timeout "$STEP" python3 tests/bench/torch_ref.py kernels 65536 8 128
     [ "${BENCH_KERNELS:-1}" != 0 ] && timeout "$STEP" python3 tests/bench/torch_ref.py attn 4096,16384,65536 8 128

@@ -91,6 +91,18 @@ static double model_flops(const hs_config *c, long T) {
     return f + 2.0 * d * c->vocab_size;
 }
 
+/* A model of the preset flags pa holds, with random weights (0, or 2 with the error printed). */
+static int build_preset_model(hs_model *m, hs_preset_args *pa) {
+    char err[512];
+    memset(m, 0, sizeof *m);
+    if (hs_preset_build(&m->cfg, pa, err, sizeof err) || hs_model_alloc(m, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    hs_model_init_random(m, hs_preset_seed(pa));
+    return 0;
+}
+
 static int bench_model(int argc, char **argv) {
     hs_preset_args pa;
     hs_preset_args_init(&pa);
@@ -109,13 +121,8 @@ static int bench_model(int argc, char **argv) {
         else { fprintf(stderr, "bench_gpu model: unknown argument %s\n", argv[i]); return 2; }
     }
     hs_model m;
-    memset(&m, 0, sizeof m);
-    if (hs_preset_build(&m.cfg, &pa, err, sizeof err) || hs_model_alloc(&m, err, sizeof err)) {
-        fprintf(stderr, "%s\n", err);
-        return 2;
-    }
     double t0 = now_s();
-    hs_model_init_random(&m, hs_preset_seed(&pa));
+    if (build_preset_model(&m, &pa)) return 2;
     double t1 = now_s();
     if (hs_forward_device_prepare(&m, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
     double t2 = now_s();
@@ -294,12 +301,7 @@ static int graph_check(int argc, char **argv) {
         i = j;
     }
     hs_model m;
-    memset(&m, 0, sizeof m);
-    if (hs_preset_build(&m.cfg, &pa, err, sizeof err) || hs_model_alloc(&m, err, sizeof err)) {
-        fprintf(stderr, "%s\n", err);
-        return 2;
-    }
-    hs_model_init_random(&m, hs_preset_seed(&pa));
+    if (build_preset_model(&m, &pa)) return 2;
     int32_t ids[301];
     for (int t = 0; t < 301; t++) ids[t] = (int32_t)((t * 2654435761u) % (unsigned)m.cfg.vocab_size);
     hs_knobs none, kn;
