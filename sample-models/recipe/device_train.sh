@@ -4,8 +4,10 @@
 #   bash sample-models/recipe/device_train.sh [TRAIN_SECONDS] [train.py args...]
 # A second call on the same (still warm) machine can continue every model from its checkpoint
 # in /tmp/family: pass `--resume-dir /tmp/family` (a warm restart; see train.py --resume-dir).
-# MPS=1 runs the members under the CUDA Multi-Process Service where the machine has it, so their
-# kernels share the GPU instead of taking turns (untested on the device machine so far).
+# MPS=1 runs the members under the CUDA Multi-Process Service where the machine has it (measured
+# 2026-12-03: no faster than time-slicing, 0.36 against 0.33 s per family step; the GPU is busy).
+# Carry .whl/ (fla wheels) for the fast gla/gdn kernels; the tree must stay under the device's
+# 64 MiB, so move sample-models/*/model.safetensors aside for the call (training needs none).
 set -u
 R=$(cd "$(dirname "$0")" && pwd)
 secs=${1:-480}
@@ -13,6 +15,14 @@ export OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=/tmp/family
 mkdir -p $W
+# flash-linear-attention's wheels, carried in .whl/ (never committed): train.py uses its chunk
+# kernels for gla/gdn when they import and pass model.fla_check, the PyTorch chunks otherwise
+if ls .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; then
+  [ -d /tmp/fla_site/fla ] || python3 -m pip install -q --no-index --no-deps --no-compile \
+      --no-cache-dir --target /tmp/fla_site .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl
+  export PYTHONPATH=/tmp/fla_site:${PYTHONPATH:-}
+  echo "fla: $(ls .whl | tr '\n' ' ')"
+fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 nproc
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
@@ -31,6 +41,7 @@ bash "$R/train_family.sh" assets $W "$secs" "$@"
 echo "family wall: $(( $(date +%s) - t0 )) s"
 kill $dmon 2>/dev/null
 [ $mps = on ] && { echo quit | nvidia-cuda-mps-control; }
+grep -h "gla/gdn kernels" $W/*.stdout | cut -c1-220
 grep -h "captured\|capture failed\|family timing\|done:\|Error\|error\|stopping" $W/*.stdout | head -60
 grep -h "quick SK1" $W/*.stdout | tail -40
 cd $W

@@ -6,6 +6,8 @@ Two paths compute the same function:
   - fast (`fast=True`): training path. SDPA for softmax mixers, chunked forms for gla
     (exact per-dimension decays inside a chunk, a scan over chunks) and gdn (WY form with a
     triangular solve per chunk). Under swla, gla/gdn mixers fall back to the recurrence.
+    On the GPU, `enable_fla()` swaps the chunked gla/gdn cores for flash-linear-attention's
+    Triton kernels (same function; `fla_check` compares them with the PyTorch chunks first).
 Parameter names are those of spec section 3, so state_dict() is the checkpoint.
 """
 import math
@@ -17,6 +19,27 @@ import torch.nn.functional as F
 
 SOFTMAX_TYPES = ("nope", "rope", "swa")
 MIXER_TYPES = SOFTMAX_TYPES + ("gla", "gdn")
+
+# flash-linear-attention's chunk kernels, (chunk_gla, chunk_gated_delta_rule), once enabled.
+# The PyTorch chunks materialise a [B, H, T, 16, dk] pairwise-decay tensor (the price of never
+# overflowing) and scan chunks in a Python loop; they made the gla/gdn members most of the
+# family's GPU time (0.33 s per family step on an H200, MPS or not).
+FLA = None
+
+
+def enable_fla():
+    """Imports fla's kernels for the fast path; returns its version, or raises ImportError."""
+    global FLA
+    import fla
+    from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+    from fla.ops.gla import chunk_gla
+    FLA = (chunk_gla, chunk_gated_delta_rule)
+    return getattr(fla, "__version__", "?")
+
+
+def disable_fla():
+    global FLA
+    FLA = None
 
 
 def mixer_defaults(m, head_dim):
@@ -253,6 +276,39 @@ def gdn_chunked(q, k, v, log_alpha, beta, chunk=64):
     return o[:, :T]
 
 
+def fla_check(device, seed=0, T=200, H=3, d=40):
+    """Largest relative error of fla's kernels against gla_chunked / gdn_chunked (output and
+    the gradients of every input) on random inputs: T not a multiple of any chunk, and gates
+    that forget within a few steps next to ones that barely forget."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    r = lambda *sh: torch.randn(*sh, generator=g).to(device)
+    worst = {}
+    for typ in ("gla", "gdn"):
+        q, k, v = r(2, T, H, d), r(2, T, H, d), r(2, T, H, d)
+        if typ == "gla":
+            gates = [F.logsigmoid(r(2, T, H, d) * 4 - 2) / 16]
+            gates[0][:, T // 3] = -30.0
+        else:
+            q = q * torch.rsqrt(q.pow(2).sum(-1, keepdim=True) + 1e-6)
+            k = k * torch.rsqrt(k.pow(2).sum(-1, keepdim=True) + 1e-6)
+            gates = [-F.softplus(r(2, T, H)), torch.sigmoid(r(2, T, H))]
+            gates[0][:, T // 3] = -30.0
+        ins = [x.detach().requires_grad_(True) for x in [q, k, v] + gates]
+        dout = r(2, T, H, d)
+        res = []
+        for f in ((gla_chunked if typ == "gla" else gdn_chunked),
+                  FLA[0] if typ == "gla" else FLA[1]):
+            o = f(*ins)
+            o = o[0] if isinstance(o, tuple) else o
+            grads = torch.autograd.grad(o, ins, dout)
+            res.append([o] + list(grads))
+        err = 0.0
+        for a, b in zip(*res):
+            err = max(err, ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item())
+        worst[typ] = err
+    return worst
+
+
 class Mixer(nn.Module):
     def __init__(self, mc, d, L0):
         super().__init__()
@@ -371,6 +427,10 @@ class Mixer(nn.Module):
             # recurrences in fp32 even under autocast (decay products lose bf16 precision)
             up = lambda x: x.float() if x.dtype in (torch.bfloat16, torch.float16) else x
             with torch.autocast(q.device.type, enabled=False):
+                if FLA is not None and q.is_cuda:
+                    if self.type == "gla":
+                        return FLA[0](up(q), up(k), up(v), up(p["gk"]))[0]
+                    return FLA[1](up(q), up(k), up(v), up(p["log_alpha"]), up(p["beta"]))[0]
                 if self.type == "gla":
                     return gla_chunked(up(q), up(k), up(v), up(p["gk"]))
                 return gdn_chunked(up(q), up(k), up(v), up(p["log_alpha"]), up(p["beta"]))

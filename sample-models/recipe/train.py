@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import family  # noqa: E402
 from export import export_model, read_safetensors  # noqa: E402
+import model as model_mod  # noqa: E402
 from model import HybridLM  # noqa: E402
 
 
@@ -102,6 +103,10 @@ def main():
                          "optimizer state) with a fresh warmup + cosine schedule; a member "
                          "with no DIR/NAME starts from scratch")
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--fla", choices=("auto", "off"), default="auto",
+                    help="auto: flash-linear-attention's chunk kernels for gla/gdn when importable "
+                         "and within --fla-tol of the PyTorch chunks (model.fla_check)")
+    ap.add_argument("--fla-tol", type=float, default=2e-2)
     ap.add_argument("--deadline", type=float, default=0,
                     help="epoch seconds: the whole family must finish training by then; the "
                          "step count is then set once, identically for all, after --probe-steps")
@@ -164,6 +169,21 @@ def main():
         log.write(line + "\n")
         log.flush()
 
+    la_kernels = "torch chunks (model.gla_chunked / gdn_chunked)"
+    if dev.type == "cuda" and a.fla == "auto" and any(
+            m.type in ("gla", "gdn") for layer in model.model.layers for m in layer.mixers()):
+        try:
+            ver = model_mod.enable_fla()
+            err = model_mod.fla_check(dev)
+            if max(err.values()) <= a.fla_tol:
+                la_kernels = f"fla {ver} chunk_gla / chunk_gated_delta_rule (check vs torch chunks: {err})"
+            else:
+                model_mod.disable_fla()
+                la_kernels += f"; fla {ver} rejected, check {err} > {a.fla_tol}"
+        except Exception as e:       # no wheels, no triton, a kernel that fails: train as before
+            model_mod.disable_fla()
+            la_kernels += f"; fla unavailable ({type(e).__name__}: {str(e)[:120]})"
+    say(f"gla/gdn kernels: {la_kernels}")
     say(f"layout {a.layout} params {n_params} steps {a.steps} batch {a.batch} "
         f"row {mixture.row} lr {a.lr}")
 
@@ -182,7 +202,7 @@ def main():
             "layout": a.layout, "seed": a.seed, "data_seed": a.data_seed + 7919 * step0,
             "steps": steps_done, "steps_planned": a.steps, "batch_rows": a.batch,
             "total_steps": step0 + steps_done, "earlier_phases": phases,
-            "cuda_graph": use_graph,
+            "cuda_graph": use_graph, "gla_gdn_kernels": la_kernels,
             "tokens_per_step": a.batch * mixture.row, "optimizer": "AdamW(0.9, 0.95, eps 1e-8)",
             "lr": a.lr, "warmup": a.warmup, "schedule": f"cosine to {a.lr_floor} x lr",
             "weight_decay": a.weight_decay, "grad_clip": 1.0,
@@ -217,7 +237,7 @@ def main():
         session-3 call, which then stopped at the deadline after 789-1032 of 1335 steps)."""
         os.makedirs(a.sync_dir, exist_ok=True)
         open(os.path.join(a.sync_dir, a.name + ".ready"), "w").close()
-        wait_for_family(".ready", 120)
+        wait_for_family(".ready", 300)   # fla compiles and autotunes its kernels first
 
     def agree_on_steps():
         """Barrier: every member reports its step time; all compute the same step count from
