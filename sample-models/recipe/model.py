@@ -195,23 +195,39 @@ def _gla_split(q, k, v, gk, chunk):
     return q, k, v, G
 
 
-def _gla_finish(o, q, k, v, G, T):
+def chunk_states_doubling(dec, U):
+    """The state before each chunk, S_n = dec_n * S_(n-1) + U_n from S_(-1) = 0, by recursive
+    doubling: log2(N) rounds of whole-tensor operations instead of N small steps (the loop is
+    hundreds of tiny kernels per training step). Every factor is a decay <= 1."""
+    x, a, N, o = U, dec, U.shape[2], 1
+    while o < N:
+        x = torch.cat([x[:, :, :o], x[:, :, o:] + a[:, :, o:] * x[:, :, :-o]], 2)
+        a = torch.cat([a[:, :, :o], a[:, :, o:] * a[:, :, :-o]], 2)
+        o *= 2
+    return torch.cat([torch.zeros_like(x[:, :, :1]), x[:, :, :-1]], 2)
+
+
+def _gla_finish(o, q, k, v, G, T, scan="loop"):
     """Adds the inter-chunk part (a scan over chunk states; every exponent <= 0) to the
     intra-chunk output o and returns [B, T, H, dv]."""
     B, H, N, C, dv = v.shape
     Glast = G[..., -1:, :]                                              # [B,H,N,1,dk]
     U = (k * torch.exp(Glast - G)).transpose(-1, -2) @ v                # [B,H,N,dk,dv]
     dec = torch.exp(Glast[..., 0, :])[..., None]                        # [B,H,N,dk,1]
-    S = q.new_zeros(B, H, q.shape[-1], dv)
-    prev = []
-    for n in range(N):
-        prev.append(S)
-        S = dec[:, :, n] * S + U[:, :, n]
-    o = o + (q * torch.exp(G)) @ torch.stack(prev, 2)
+    if scan == "doubling":
+        prev = chunk_states_doubling(dec, U)
+    else:
+        S = q.new_zeros(B, H, q.shape[-1], dv)
+        prev = []
+        for n in range(N):
+            prev.append(S)
+            S = dec[:, :, n] * S + U[:, :, n]
+        prev = torch.stack(prev, 2)
+    o = o + (q * torch.exp(G)) @ prev
     return o.permute(0, 2, 3, 1, 4).reshape(B, N * C, H, dv)[:, :T]
 
 
-def gla_chunked(q, k, v, gk, chunk=16):
+def gla_chunked(q, k, v, gk, chunk=16, scan="loop"):
     """GLA in chunks. Inside a chunk the decay between query i and key j <= i is taken
     pairwise, exp(G_i - G_j) <= 1 per key dimension, so nothing can overflow whatever the
     gates (a factorisation through a reference position overflowed in fp32 once the model
@@ -222,7 +238,7 @@ def gla_chunked(q, k, v, gk, chunk=16):
     mask = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
     D = (G[..., :, None, :] - G[..., None, :, :]).masked_fill(~mask[..., None], float("-inf"))
     A = (q[..., :, None, :] * k[..., None, :, :] * torch.exp(D)).sum(-1)
-    return _gla_finish(A @ v, q, k, v, G, T)
+    return _gla_finish(A @ v, q, k, v, G, T, scan)
 
 
 def gla_chunked_factored(q, k, v, gk, chunk=32):
