@@ -113,7 +113,7 @@ static int cmd_map(int argc, char **argv) {
             else o.rows_per_bin = (int)hs_cli_int_flag(CMD, argc, argv, &i, 1, INT_MAX);
         }
         else if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--device")) hs_input_device(CMD, hs_cli_str_flag(CMD, argc, argv, &i));
+        else if (!strcmp(argv[i], "--device")) (void)hs_input_device(CMD, hs_cli_str_flag(CMD, argc, argv, &i), 1);
         else if (argv[i][0] == '-' && argv[i][1]) hs_cli_die(CMD, "unknown flag '%s' (see --help)", argv[i]);
         else if (arg) hs_cli_die(CMD, "one MODEL expected, got '%s' and '%s'", arg, argv[i]);
         else arg = argv[i];

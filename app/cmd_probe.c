@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis_api.h"
+#include "cuda_backend.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "needle.h"
@@ -32,7 +33,7 @@ static void help(void) {
            "  --expect S   free text: the answer is correct when it contains S\n"
            "  --json       one JSON document (tokens, probe positions, span, k, knobs, heads)\n"
            "  --csv        one CSV row per head (with the k used)\n"
-           "  --device D   cpu, cuda or auto (the analysis itself runs on the CPU)\n"
+           "  --device D   cpu (default), cuda or auto: where the forward and the head statistics run\n"
            "Free-text input without --probe-positions probes the last token.\n\n%s",
            hs_input_help, hs_knobs_help);
 }
@@ -98,7 +99,7 @@ static int cmd_probe(int argc, char **argv) {
     k = calloc(1, sizeof *k);
     if (!k) hs_cli_fail(CMD, "out of memory");
     long long topk = 0, gen_n = -1;
-    int json = 0, csv = 0;
+    int json = 0, csv = 0, device = HS_DEVICE_CPU;
     char err[HS_ERR_LEN];
     for (int i = 1; i < argc; i++) {
         if (hs_cli_is_help(argv[i])) { help(); free(k); return 0; }
@@ -109,7 +110,7 @@ static int cmd_probe(int argc, char **argv) {
         else if (!strcmp(argv[i], "--expect")) expect = hs_cli_str_flag(CMD, argc, argv, &i);
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--csv")) csv = 1;
-        else if (!strcmp(argv[i], "--device")) hs_input_device(CMD, hs_cli_str_flag(CMD, argc, argv, &i));
+        else if (!strcmp(argv[i], "--device")) device = hs_input_device(CMD, hs_cli_str_flag(CMD, argc, argv, &i), 0);
         else if (argv[i][0] == '-' && argv[i][1]) hs_cli_die(CMD, "unknown flag '%s' (see --help)", argv[i]);
         else if (arg) hs_cli_die(CMD, "one MODEL expected, got '%s' and '%s'", arg, argv[i]);
         else arg = argv[i];
@@ -138,6 +139,7 @@ static int cmd_probe(int argc, char **argv) {
     hs_progress_begin(&bar, "probe");
     po.progress = hs_input_progress;
     po.progress_ctx = &bar;
+    po.use_cuda = device == HS_DEVICE_CUDA;
     int32_t *gen = malloc(sizeof(int32_t) * (size_t)(po.max_new > 0 ? po.max_new : 1));
     if (!gen) hs_cli_fail(CMD, "out of memory");
     int n_gen = 0;

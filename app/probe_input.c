@@ -221,15 +221,16 @@ struct cJSON *hs_knobs_to_json(const hs_knobs *k, const hs_config *c) {
     return o;
 }
 
-void hs_input_device(const char *cmd, const char *value) {
+int hs_input_device(const char *cmd, const char *value, int cpu_only) {
     int d = hs_device_parse(value);
     if (d < 0) hs_cli_die(cmd, "--device: expected cpu, cuda or auto, got '%s'", value);
     char err[HS_ERR_LEN];
     int r = hs_device_resolve(d, err, sizeof err);
     if (r < 0) hs_cli_die(cmd, "--device %s: %s", value, err);
-    if (r == HS_DEVICE_CUDA && d == HS_DEVICE_CUDA)
+    if (cpu_only && r == HS_DEVICE_CUDA && d == HS_DEVICE_CUDA)
         fprintf(stderr, "hybridscope %s: note: the analysis runs on the CPU (its capture hooks "
                 "read the CPU forward's activations)\n", cmd);
+    return cpu_only ? HS_DEVICE_CPU : r;
 }
 
 int hs_input_progress(void *ctx, double fraction) {

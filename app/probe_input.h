@@ -41,9 +41,10 @@ void hs_input_free(hs_input *in);
 struct cJSON;
 struct cJSON *hs_knobs_to_json(const hs_knobs *k, const hs_config *c);
 
-/* --device: validates the choice; the analyses run on the CPU (their capture hooks read the
- * CPU forward's activations), so a CUDA choice gets a note on stderr. Dies on a bad value. */
-void hs_input_device(const char *cmd, const char *value);
+/* --device: validates the choice and returns HS_DEVICE_CPU or HS_DEVICE_CUDA. cpu_only: the
+ * command's analysis runs on the CPU (its capture hooks read the CPU forward's activations),
+ * so a CUDA choice gets a note on stderr. Dies on a bad value. */
+int hs_input_device(const char *cmd, const char *value, int cpu_only);
 
 /* A progress callback (hs_progress_fn) drawing an hs_progress bar (ctx). */
 int hs_input_progress(void *ctx, double fraction);

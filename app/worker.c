@@ -138,6 +138,7 @@ static int job_probe(probe_out *out, hs_controller *c, const hs_settings *s, con
     o.max_new = hs_needle_max_new(&smp);
     o.expect = smp.value;
     o.progress = job_progress;
+    o.use_cuda = c->device_resolved == HS_DEVICE_CUDA;
     jc->lo = 0; jc->hi = 0.6;
     o.progress_ctx = jc;
     rc = hs_probe_run(r, m, &s->knobs, &o, NULL, NULL, err, errlen);

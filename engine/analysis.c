@@ -80,6 +80,12 @@ int hs_probe_run(hs_probe_result *r, const hs_model *m, const hs_knobs *k, const
 
     hs_probe_stats ps = { c, T, r->probe_pos, r->n_probe, r->span_start, r->span_end, r->topk,
                           r->heads, 0 };
+    for (int l = 0, i = 0; l < c->num_layers; l++)
+        for (int j = 0; j < c->layers[l].n_mixers; j++)
+            for (int h = 0; h < c->layers[l].mixers[j].num_heads; h++, i++) {
+                r->heads[i].layer = l; r->heads[i].mixer = j; r->heads[i].head = h;
+                r->heads[i].type = c->layers[l].mixers[j].type;
+            }
     hs_forward_opts fo;
     memset(&fo, 0, sizeof fo);
     fo.capture = hs_probe_stats_capture;
@@ -87,7 +93,10 @@ int hs_probe_run(hs_probe_result *r, const hs_model *m, const hs_knobs *k, const
     fo.progress = o->progress;
     fo.progress_ctx = o->progress_ctx;
     int n_out = 0, ret;
-    if (max_new > 0)
+    if (o->use_cuda)
+        ret = hs_probe_fill_cuda(r, m, k, max_new, out, &n_out, rc.amax, o->progress, o->progress_ctx,
+                                 err, errlen);
+    else if (max_new > 0)
         ret = hs_generate_greedy(m, k, r->tokens, T, max_new, out, &n_out, record_argmax, &rc,
                                  &fo, err, errlen);
     else

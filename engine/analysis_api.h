@@ -119,6 +119,7 @@ typedef struct {
     const char *expect;        /* answer is correct when this occurs in it (NULL: no check) */
     hs_progress_fn progress;
     void *progress_ctx;
+    int use_cuda;              /* 1: the forward and the head statistics on the CUDA backend */
 } hs_probe_opts;
 
 /* Fills r (tokens, probe positions, span, k, per-head statistics, answer). Generated token
@@ -126,6 +127,13 @@ typedef struct {
  * -1 with err. */
 int hs_probe_run(hs_probe_result *r, const hs_model *m, const hs_knobs *k, const hs_probe_opts *o,
                  int32_t *gen, int *n_gen, char *err, size_t errlen);
+
+/* hs_probe_run's CUDA path (analysis_probe_device.c): r holds tokens, probe rows, span, k and
+ * head count; fills r->heads' entropy and hit rate, out/n_out (greedy tokens) and amax
+ * ([n_heads, max_new] argmax of each generated token's query row). */
+int hs_probe_fill_cuda(hs_probe_result *r, const hs_model *m, const hs_knobs *k, int max_new,
+                       int32_t *out, int *n_out, int *amax, hs_progress_fn progress, void *pctx,
+                       char *err, size_t errlen);
 
 /* ---- pooled maps ---- */
 typedef struct {

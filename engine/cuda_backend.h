@@ -29,7 +29,7 @@ typedef struct {
     int (*forward)(hs_cuda_model *cm, const int32_t *tokens, int T, const hs_knobs *k,
                    const hs_forward_opts *opts, char *err, size_t errlen);
 } hs_cuda_api;
-#define HS_CUDA_ABI 1
+#define HS_CUDA_ABI 2   /* 2: hs_forward_opts.stats */
 /* The plugin defines: const hs_cuda_api *hs_cuda_get_api(void); */
 
 /* Loads the plugin (once). NULL with err when unavailable. */

@@ -31,6 +31,20 @@ typedef int (*hs_progress_fn)(void *ctx, double fraction);
 
 #define HS_CANCELLED 1
 
+/* Per-head statistics (model-spec section 7) of chosen query rows, computed by the CUDA
+ * backend inside its forward from the mixers' device tensors (engine/analysis.c asks for them;
+ * the CPU engine gets the same numbers through the capture hook, hs_probe_stats_capture).
+ * Heads in hs_config_head_index order; entry [head * n_rows + r] is row rows[r]. */
+typedef struct {
+    const int *rows;           /* query positions, each in [0, T) */
+    int n_rows;
+    int span_start, span_end;  /* half-open; empty (start >= end) => no hits */
+    int topk;                  /* >= 1 */
+    double *entropy;           /* out [n_heads * n_rows]: normalised entropy */
+    int *hit;                  /* out [n_heads * n_rows]: top-k hit against the span */
+    int *argmax;               /* out [n_heads * n_rows]: argmax_s a~_{t,s}, earliest on ties */
+} hs_head_stats_req;
+
 typedef struct {
     int chunk;                 /* gla/gdn chunk size (0 => 64) */
     int tile;                  /* attention tile (0 => 64) */
@@ -44,6 +58,7 @@ typedef struct {
     int n_logit_rows;
     float *nll;                /* [T-1]: -ln p(tokens[t+1] | tokens[..t]) */
     float *hidden;             /* [T, d] final normed hidden state */
+    hs_head_stats_req *stats;  /* CUDA backend only (NULL: none) */
 } hs_forward_opts;
 
 /* Returns 0, HS_CANCELLED, or -1 with a message in err (e.g. out of memory). */

@@ -42,7 +42,14 @@ int hs_forward_on(int device, const hs_model *m, const int32_t *tokens, int T,
                   const hs_knobs *knobs, const hs_forward_opts *opts, char *err, size_t errlen) {
     int d = hs_device_resolve(device, err, errlen);
     if (d < 0) return -1;
-    if (d == HS_DEVICE_CPU) return hs_forward(m, tokens, T, knobs, opts, err, errlen);
+    if (d == HS_DEVICE_CPU) {
+        if (opts && opts->stats) {
+            snprintf(err, errlen, "head statistics inside the forward are a CUDA-backend feature "
+                     "(the CPU engine computes them through the capture hook)");
+            return -1;
+        }
+        return hs_forward(m, tokens, T, knobs, opts, err, errlen);
+    }
     if (knobs && hs_knobs_validate(knobs, &m->cfg, err, errlen)) return -1;
     const hs_cuda_api *api = hs_cuda_load(err, errlen);
     if (!api) return -1;

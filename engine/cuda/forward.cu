@@ -126,6 +126,97 @@ static int run_capture(hs_cuda_model *cm, capture_bufs *cb, int l, int j, int T,
     return 0;
 }
 
+/* Device side of an hs_head_stats_req: one cudaMalloc per analysing forward (rows, the three
+ * outputs for every head and row, the gla chunk decays), filled mixer by mixer. */
+typedef struct {
+    hs_head_stats_req *req;
+    int *rows;
+    cu_head_stats_out out;
+    double *dchunk;
+    void *block;
+    int head_base;             /* heads of the mixers already analysed */
+} stats_dev;
+
+static int stats_open(stats_dev *sd, hs_cuda_model *cm, hs_head_stats_req *req, int T, char *err, size_t errlen) {
+    memset(sd, 0, sizeof sd[0]);
+    if (!req) return 0;
+    if (req->n_rows < 1 || !req->rows || !req->entropy || !req->hit || !req->argmax || req->topk < 1) {
+        snprintf(err, errlen, "head statistics: no rows, no outputs or topk < 1");
+        return -1;
+    }
+    for (int r = 0; r < req->n_rows; r++)
+        if (req->rows[r] < 0 || req->rows[r] >= T) {
+            snprintf(err, errlen, "head statistics: row %d is outside [0, %d)", req->rows[r], T);
+            return -1;
+        }
+    size_t n = (size_t)cm->total_heads * (size_t)req->n_rows;
+    size_t off_rows = 0, off_ent = ((size_t)req->n_rows * sizeof(int) + 255) & ~(size_t)255;
+    size_t off_hit = off_ent + ((n * sizeof(double) + 255) & ~(size_t)255);
+    size_t off_am = off_hit + ((n * sizeof(int) + 255) & ~(size_t)255);
+    size_t off_dc = off_am + ((n * sizeof(int) + 255) & ~(size_t)255);
+    size_t bytes = off_dc + cu_head_stats_gla_scratch(T, (int)cm->width);
+    CUDA_CHECK(cudaMalloc(&sd->block, bytes));
+    char *b = (char *)sd->block;
+    sd->req = req;
+    sd->rows = (int *)(b + off_rows);
+    sd->out.entropy = (double *)(b + off_ent);
+    sd->out.hit = (int *)(b + off_hit);
+    sd->out.argmax = (int *)(b + off_am);
+    sd->dchunk = (double *)(b + off_dc);
+    CUDA_CHECK(cudaMemcpy(sd->rows, req->rows, (size_t)req->n_rows * sizeof(int), cudaMemcpyHostToDevice));
+    return 0;
+}
+
+/* Copies the results out (after the forward) and frees the device block. */
+static int stats_close(stats_dev *sd, hs_cuda_model *cm, int ok, char *err, size_t errlen) {
+    if (!sd->block) return 0;
+    int rc = 0;
+    if (ok) {
+        size_t n = (size_t)cm->total_heads * (size_t)sd->req->n_rows;
+        cudaError_t e = cudaMemcpy(sd->req->entropy, sd->out.entropy, n * sizeof(double), cudaMemcpyDeviceToHost);
+        if (e == cudaSuccess) e = cudaMemcpy(sd->req->hit, sd->out.hit, n * sizeof(int), cudaMemcpyDeviceToHost);
+        if (e == cudaSuccess) e = cudaMemcpy(sd->req->argmax, sd->out.argmax, n * sizeof(int), cudaMemcpyDeviceToHost);
+        if (e != cudaSuccess) {
+            snprintf(err, errlen, "CUDA error at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+            rc = -1;
+        }
+    }
+    cudaFree(sd->block);
+    sd->block = NULL;
+    return rc;
+}
+
+/* The statistics of every head of mixer (l, j), right after it ran (its q, k, gates are
+ * still in the workspace). */
+static int run_stats(hs_cuda_model *cm, stats_dev *sd, int l, int j, int T, const cu_knobs *kn, int window,
+                     char *err, size_t errlen) {
+    const hs_mixer_config *mc = &cm->cfg.layers[l].mixers[j];
+    const hs_head_stats_req *rq = sd->req;
+    cu_workspace *ws = &cm->ws;
+    const int H = mc->num_heads, dk = mc->head_k_dim;
+    const int Hkv = mc->num_kv_heads > 0 ? mc->num_kv_heads : H;
+    cu_head_stats_out o = sd->out;
+    size_t off = (size_t)sd->head_base * (size_t)rq->n_rows;
+    o.entropy += off; o.hit += off; o.argmax += off;
+    const int span0 = rq->span_start, span1 = rq->span_end > rq->span_start ? rq->span_end : rq->span_start;
+    const int W = kn->swla_window, S = kn->swla_stride > 0 ? kn->swla_stride : 1;
+    if (mc->type == HS_GLA) {
+        /* ws->tmp held the projections before the conv; free again until the next mixer */
+        LAUNCH(cu_head_stats_gla_prep(ws->tmp, sd->dchunk, ws->k, ws->gk, T, H * dk, cm->st));
+        LAUNCH(cu_head_stats_gla(o, ws->q, ws->k, ws->gk, ws->tmp, sd->dchunk, H, dk, kn->swla, W, S, sd->rows,
+                                 rq->n_rows, span0, span1, rq->topk, cm->st));
+    } else if (mc->type == HS_GDN) {
+        LAUNCH(cu_head_stats_gdn(o, ws->q, ws->k, ws->beta, ws->la, H, dk, kn->swla, W, S, sd->rows, rq->n_rows,
+                                 span0, span1, rq->topk, cm->st));
+    } else {
+        const float *rs = mc->type == HS_NOPE && kn->log_L0 > 0 ? ws->row_scale : NULL;
+        LAUNCH(cu_head_stats_softmax(o, ws->q, ws->k, rs, H, Hkv, dk, window, sd->rows, rq->n_rows, span0, span1,
+                                     rq->topk, cm->st));
+    }
+    sd->head_base += H;
+    return 0;
+}
+
 /* q, k, v projections of a gla/gdn mixer: GEMM into tmp, then conv (if any) and silu. */
 static int project_conv(hs_cuda_model *cm, float *dst, const bf16 *w, const float *conv, int T, int C,
                         int K, int silu, char *err, size_t errlen) {
@@ -250,7 +341,8 @@ static int head_forward(hs_cuda_model *cm, int T, const hs_forward_opts *opts, c
 
 static int forward_layers(hs_cuda_model *cm, int T, const hs_knobs *knobs, const cu_knobs *kn,
                           const hs_knobs_resolved *kr, const float *row_scale_host,
-                          const hs_forward_opts *opts, capture_bufs *cb, char *err, size_t errlen) {
+                          const hs_forward_opts *opts, capture_bufs *cb, stats_dev *sd, char *err,
+                          size_t errlen) {
     const hs_config *c = &cm->cfg;
     const int d = c->hidden_size, F = c->intermediate_size;
     cu_workspace *ws = &cm->ws;
@@ -268,6 +360,7 @@ static int forward_layers(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
             if (opts->capture &&
                 run_capture(cm, cb, l, j, T, kn, kr, row_scale_host, window, opts, err, errlen))
                 return -1;
+            if (sd->block && run_stats(cm, sd, l, j, T, kn, window, err, errlen)) return -1;
             const uint8_t *mask = mask_all ? mask_all + cm->mask_off[l][j] : NULL;
             LAUNCH(cu_head_norm_gate(ws->ob, ws->o, lin ? ws->g : NULL, lin ? lw->mix[j].g_norm : NULL, mask, T,
                                      H, dv, mc->norm_eps, cm->st));
@@ -314,10 +407,11 @@ static int graphs_enabled(void) {
 
 static int layers_forward(hs_cuda_model *cm, int T, const hs_knobs *knobs, const cu_knobs *kn,
                           const hs_knobs_resolved *kr, const float *row_scale_host,
-                          const hs_forward_opts *opts, capture_bufs *cb, char *err, size_t errlen) {
+                          const hs_forward_opts *opts, capture_bufs *cb, stats_dev *sd, char *err,
+                          size_t errlen) {
     cu_fwd_graph *g = &cm->graph;
-    if (opts->progress || opts->capture || !graphs_enabled() || g->broken)
-        return forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, err, errlen);
+    if (opts->progress || opts->capture || sd->block || !graphs_enabled() || g->broken)
+        return forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, sd, err, errlen);
     unsigned char key[sizeof g->key];
     graph_key k;
     memset(&k, 0, sizeof k);   /* padding too: keys compare as bytes */
@@ -335,14 +429,14 @@ static int layers_forward(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
     }
     if (memcmp(key, g->seen, sizeof key)) {
         memcpy(g->seen, key, sizeof key);
-        return forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, err, errlen);
+        return forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, sd, err, errlen);
     }
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
     cudaError_t e = cudaStreamBeginCapture(cm->st, cudaStreamCaptureModeThreadLocal);
     int rc = 0;
     if (e == cudaSuccess) {
-        rc = forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, err, errlen);
+        rc = forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, sd, err, errlen);
         e = cudaStreamEndCapture(cm->st, &graph);
     }
     if (!rc && e == cudaSuccess) e = cudaGraphInstantiate(&exec, graph, 0);
@@ -353,7 +447,7 @@ static int layers_forward(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
         (void)cudaGetLastError();
         g->broken = 1;
         err[0] = 0;
-        return forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, err, errlen);
+        return forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, sd, err, errlen);
     }
     if (g->exec) cudaGraphExecDestroy(g->exec);
     g->exec = exec;
@@ -438,7 +532,10 @@ int cu_forward(hs_cuda_model *cm, const int32_t *tokens, int T, const hs_knobs *
         cudaError_t e = cu_embedding(ws->x, cm->embed, ws->tokens, T, c->hidden_size, cm->st);
         if (e != cudaSuccess) { snprintf(err, errlen, "CUDA error at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e)); rc = -1; }
     }
-    if (!rc) rc = layers_forward(cm, T, knobs, &kn, &kr, row_scale_host, opts, &cb, err, errlen);
+    stats_dev sd;
+    if (!rc) rc = stats_open(&sd, cm, opts->stats, T, err, errlen);
+    else memset(&sd, 0, sizeof sd);
+    if (!rc) rc = layers_forward(cm, T, knobs, &kn, &kr, row_scale_host, opts, &cb, &sd, err, errlen);
     if (!rc) {
         cudaError_t e = cu_rmsnorm(ws->hb, ws->hf, ws->x, cm->norm, T, c->hidden_size, c->norm_eps, cm->st);
         if (e != cudaSuccess) { snprintf(err, errlen, "CUDA error at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e)); rc = -1; }
@@ -456,6 +553,7 @@ int cu_forward(hs_cuda_model *cm, const int32_t *tokens, int T, const hs_knobs *
     }
     if (!rc && opts->progress) (void)opts->progress(opts->progress_ctx, 1.0);
     if (rc) cudaStreamSynchronize(cm->st);
+    if (stats_close(&sd, cm, rc == 0, err, errlen)) rc = -1;
     free(row_scale_host);
     free(mask_host);
     capture_free(&cb);

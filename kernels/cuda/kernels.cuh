@@ -116,4 +116,31 @@ cudaError_t cu_linattn_window(float *out, const float *q, const float *k, const 
                               const float *gk, const float *beta, const float *log_alpha, int T,
                               int H, int dk, int dv, int swla, int W, int S, cudaStream_t st);
 
+/* Head statistics of query rows (kernels/cuda/head_stats.cu; model-spec section 7): for row r
+ * of rows[] and head h, entropy[h*n_rows + r] (normalised), hit[...] (top-k hit against the
+ * half-open span [span0, span1)) and argmax[...] (earliest on ties). */
+typedef struct {
+    double *entropy;
+    int *hit, *argmax;
+} cu_head_stats_out;
+/* softmax heads: q [T, H*dk], k [T, Hkv*dk] (after rope), row_scale [T] or NULL, window 0 = causal. */
+cudaError_t cu_head_stats_softmax(cu_head_stats_out o, const float *q, const float *k,
+                                  const float *row_scale, int H, int Hkv, int dk, int window,
+                                  const int *rows, int n_rows, int span0, int span1, int topk,
+                                  cudaStream_t st);
+/* gla heads: first cu_head_stats_gla_prep (ktil [T, C] like k, dchunk of
+ * cu_head_stats_gla_scratch bytes; C = H*dk), then cu_head_stats_gla. swla/W/S as the forward. */
+size_t cu_head_stats_gla_scratch(int T, int C);
+cudaError_t cu_head_stats_gla_prep(float *ktil, double *dchunk, const float *k, const float *gk, int T,
+                                   int C, cudaStream_t st);
+cudaError_t cu_head_stats_gla(cu_head_stats_out o, const float *q, const float *k, const float *gk,
+                              const float *ktil, const double *dchunk, int H, int dk, int swla, int W,
+                              int S, const int *rows, int n_rows, int span0, int span1, int topk,
+                              cudaStream_t st);
+/* gdn heads: q, k L2-normalised, beta and log_alpha [T, H]; dk <= CU_MAX_HEAD_DIM. */
+cudaError_t cu_head_stats_gdn(cu_head_stats_out o, const float *q, const float *k, const float *beta,
+                              const float *log_alpha, int H, int dk, int swla, int W, int S,
+                              const int *rows, int n_rows, int span0, int span1, int topk,
+                              cudaStream_t st);
+
 #endif

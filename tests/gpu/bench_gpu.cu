@@ -108,7 +108,7 @@ static int bench_model(int argc, char **argv) {
     hs_preset_args_init(&pa);
     char err[512];
     const char *lengths = "4096,16384,65536";
-    int reps = 3;
+    int reps = 3, analysis_rows = 0;
     double peak = 0;
     for (int i = 2; i < argc; i++) {
         int j = i;
@@ -118,6 +118,7 @@ static int bench_model(int argc, char **argv) {
         if (!strcmp(argv[i], "--lengths") && i + 1 < argc) lengths = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--peak") && i + 1 < argc) peak = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--analysis") && i + 1 < argc) analysis_rows = atoi(argv[++i]);
         else { fprintf(stderr, "bench_gpu model: unknown argument %s\n", argv[i]); return 2; }
     }
     hs_model m;
@@ -161,6 +162,39 @@ static int bench_model(int argc, char **argv) {
                best * 1e3, sum / reps * 1e3, T / best, tfs, peak > 0 ? tfs / peak : 0.0,
                (double)(tot - fr) / (1 << 30), isfinite(logit[0]) ? 1 : 0);
         fflush(stdout);
+        if (analysis_rows > 0 && analysis_rows <= T) {
+            /* the probe's analysis pass: every head's entropy / top-k hit / argmax on the last
+             * analysis_rows positions, computed inside the forward (hs_forward_opts.stats) */
+            int nh = 0;
+            for (int l = 0; l < m.cfg.num_layers; l++)
+                for (int j = 0; j < m.cfg.layers[l].n_mixers; j++) nh += m.cfg.layers[l].mixers[j].num_heads;
+            int *rows = (int *)malloc(sizeof(int) * (size_t)analysis_rows);
+            double *ent = (double *)malloc(sizeof(double) * (size_t)nh * analysis_rows);
+            int *hit = (int *)malloc(sizeof(int) * (size_t)nh * analysis_rows);
+            int *am = (int *)malloc(sizeof(int) * (size_t)nh * analysis_rows);
+            for (int r = 0; r < analysis_rows; r++) rows[r] = T - analysis_rows + r;
+            int topk = T / 64 < 1 ? 1 : T / 64 > 64 ? 64 : T / 64;
+            hs_head_stats_req req = {rows, analysis_rows, T / 2, T / 2 + 7, topk, ent, hit, am};
+            o.stats = &req;
+            double ab = 1e30;
+            for (int r = 0; r < (reps < 2 ? 2 : reps); r++) {   /* the first run includes set-up */
+                double a = now_s();
+                if (hs_forward_on(HS_DEVICE_CUDA, &m, ids, T, NULL, &o, err, sizeof err)) {
+                    fprintf(stderr, "analysis T=%d: %s\n", T, err);
+                    return 1;
+                }
+                double s2 = now_s() - a;
+                if (r > 0 && s2 < ab) ab = s2;
+            }
+            o.stats = NULL;
+            double me = 0;
+            for (size_t i = 0; i < (size_t)nh * analysis_rows; i++) me += ent[i];
+            printf("analysis T=%d heads=%d rows=%d topk=%d ms=%.1f (forward + every head's statistics) "
+                   "stats_ms=%.1f mean_entropy=%.4f\n", T, nh, analysis_rows, topk, ab * 1e3,
+                   (ab - best) * 1e3, me / ((double)nh * analysis_rows));
+            fflush(stdout);
+            free(rows); free(ent); free(hit); free(am);
+        }
         free(ids);
         free(logit);
     }

@@ -122,5 +122,27 @@ check "chunk gdn64 swla exact W=128 T=1501" "$tmp/gdn64" "$t1500" --swla=exact -
 check "chunk gdn swla exact W=192" "$tmp/gdn" "$t301" --swla=exact --swla-window 192
 ppl_check "chunk ppl gla" "$tmp/gla"
 unset HS_CUDA_LINATTN
+# probe: the head statistics computed on the GPU inside the forward (kernels/cuda/head_stats.cu)
+# against the CPU analysis, on SK1 prompts with generation (tests/gpu/compare_probe.py states
+# the tolerances)
+probe_check() {   # name model length [knob flags...]
+    local name=$1 model=$2 len=$3; shift 3
+    if [ -n "${PARITY_ONLY:-}" ] && ! [[ "$name" =~ $PARITY_ONLY ]]; then return; fi
+    runs=$((runs + 1))
+    "$BIN" probe "$model" --task sk1 --length "$len" --depth 40 --json "$@" --device cpu > "$tmp/pc.json" 2>"$tmp/err" ||
+        { echo "FAIL $name: cpu: $(tail -1 "$tmp/err")"; fails=$((fails + 1)); return; }
+    "$BIN" probe "$model" --task sk1 --length "$len" --depth 40 --json "$@" --device cuda > "$tmp/pg.json" 2>"$tmp/err" ||
+        { echo "FAIL $name: cuda: $(tail -1 "$tmp/err")"; fails=$((fails + 1)); return; }
+    if r=$(python3 "$here/compare_probe.py" "$tmp/pc.json" "$tmp/pg.json"); then echo "ok   $name: $r"
+    else echo "FAIL $name: $r"; fails=$((fails + 1)); fi
+}
+probe_check "probe gla (LH, gla + nope heads) T=700" "$tmp/gla" 700
+probe_check "probe gla128 T=1500" "$tmp/gla128" 1500
+probe_check "probe glac swla exact W=100" "$tmp/glac" 700 --swla=exact --swla-window 100
+probe_check "probe gla swla overlap W=64 S=16" "$tmp/gla" 700 --swla=overlap --swla-window 64 --swla-stride 16
+probe_check "probe gdn64 HH log-scale" "$tmp/gdn64" 700 --log-scale=32
+probe_check "probe gdn swla exact W=192" "$tmp/gdn" 700 --swla=exact --swla-window 192
+probe_check "probe swa (GQA, W=48) swa-window 20" "$tmp/swa" 700 --swa-window 20
+probe_check "probe rope HH rope window 40" "$tmp/rope" 700 --rope-window=40
 echo "$runs runs, $fails failed"
 [ $fails -eq 0 ]
