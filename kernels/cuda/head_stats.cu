@@ -310,16 +310,34 @@ __device__ void gdn_pass(int pass, const float *q, const float *k, const float *
         int d = lane + 32 * j;
         r[j] = d < dk ? (double)q[(size_t)t * C + (size_t)h * dk + d] * inv : 0.0;
     }
-    for (int s = t; s >= lo; s--) {
-        const float *ks = k + (size_t)s * C + (size_t)h * dk;
-        double p = 0;
+    /* the next position's key and gates are loaded while this one reduces (the sweep is a
+     * chain of dependent steps; without the prefetch each step waits for its loads) */
+    float kc[HS_GDN_PER_LANE], kn[HS_GDN_PER_LANE];
+    float bc = 0, lc = 0, bn = 0, ln = 0;
+    if (t >= lo) {
 #pragma unroll
         for (int j = 0; j < HS_GDN_PER_LANE; j++) {
             int d = lane + 32 * j;
-            if (d < dk) p += r[j] * ks[d];
+            kc[j] = d < dk ? k[(size_t)t * C + (size_t)h * dk + d] : 0.0f;
         }
+        bc = beta[(size_t)t * H + h];
+        lc = la[(size_t)t * H + h];
+    }
+    for (int s = t; s >= lo; s--) {
+        if (s > lo) {
+#pragma unroll
+            for (int j = 0; j < HS_GDN_PER_LANE; j++) {
+                int d = lane + 32 * j;
+                kn[j] = d < dk ? k[(size_t)(s - 1) * C + (size_t)h * dk + d] : 0.0f;
+            }
+            bn = beta[(size_t)(s - 1) * H + h];
+            ln = la[(size_t)(s - 1) * H + h];
+        }
+        double p = 0;
+#pragma unroll
+        for (int j = 0; j < HS_GDN_PER_LANE; j++) p += r[j] * kc[j];
         for (int o = 16; o > 0; o >>= 1) p += __shfl_xor_sync(0xffffffffu, p, o);
-        const double bt = (double)beta[(size_t)s * H + h], al = exp((double)la[(size_t)s * H + h]);
+        const double bt = (double)bc, al = exp((double)lc);
         double c = fabs(bt * p);
         if (pass == 0) {
             *sum += c;
@@ -332,9 +350,11 @@ __device__ void gdn_pass(int pass, const float *q, const float *k, const float *
         const double bd = bt * p;
 #pragma unroll
         for (int j = 0; j < HS_GDN_PER_LANE; j++) {
-            int d = lane + 32 * j;
-            if (d < dk) r[j] = al * (r[j] - bd * (double)ks[d]);
+            r[j] = al * (r[j] - bd * (double)kc[j]);
+            kc[j] = kn[j];
         }
+        bc = bn;
+        lc = ln;
     }
 }
 
