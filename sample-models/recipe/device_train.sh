@@ -6,8 +6,10 @@
 # in /tmp/family: pass `--resume-dir /tmp/family` (a warm restart; see train.py --resume-dir).
 # MPS=1 runs the members under the CUDA Multi-Process Service where the machine has it (measured
 # 2026-12-03: no faster than time-slicing, 0.36 against 0.33 s per family step; the GPU is busy).
-# Carry .whl/ (fla wheels) for the fast gla/gdn kernels; the tree must stay under the device's
-# 64 MiB, so move sample-models/*/model.safetensors aside for the call (training needs none).
+# With .whl/ (fla wheels) carried and `--fla auto`, train.py tries flash-linear-attention's
+# kernels for gla/gdn; fla 0.6.0 refuses the device's Triton on Hopper (2026-12-03), so this is
+# for a device with a newer Triton. The tree must stay under the device's 64 MiB: move
+# sample-models/*/model.safetensors aside for such a call (training needs none).
 set -u
 R=$(cd "$(dirname "$0")" && pwd)
 secs=${1:-480}

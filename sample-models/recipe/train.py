@@ -103,9 +103,11 @@ def main():
                          "optimizer state) with a fresh warmup + cosine schedule; a member "
                          "with no DIR/NAME starts from scratch")
     ap.add_argument("--device", default="cuda")
-    ap.add_argument("--fla", choices=("auto", "off"), default="auto",
+    ap.add_argument("--fla", choices=("auto", "off"), default="off",
                     help="auto: flash-linear-attention's chunk kernels for gla/gdn when importable "
-                         "and within --fla-tol of the PyTorch chunks (model.fla_check)")
+                         "and within --fla-tol of the PyTorch chunks (model.fla_check). Off by "
+                         "default: fla 0.6.0 refuses the device's Triton on Hopper (wrong gated "
+                         "backward), after minutes of compiling")
     ap.add_argument("--fla-tol", type=float, default=2e-2)
     ap.add_argument("--deadline", type=float, default=0,
                     help="epoch seconds: the whole family must finish training by then; the "
