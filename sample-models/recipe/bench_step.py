@@ -111,13 +111,13 @@ def main():
     B, T, H, d = a.batch, family.L0 + 31, family.HEADS, family.HEAD_DIM
     qkv = [("x", (B, T, H, d))] * 3
     cores = [
-        ("gla chunk 16, loop scan (training default)", lambda q, k, v, g: M.gla_chunked(q, k, v, g, 16),
+        ("gla chunk 16, loop scan", lambda q, k, v, g: M.gla_chunked(q, k, v, g, 16, "loop"),
          qkv + [("gate", (B, T, H, d))]),
-        ("gla chunk 16, doubling scan", lambda q, k, v, g: M.gla_chunked(q, k, v, g, 16, "doubling"),
+        ("gla chunk 16, doubling scan (training default)", lambda q, k, v, g: M.gla_chunked(q, k, v, g, 16, "doubling"),
          qkv + [("gate", (B, T, H, d))]),
         ("gla chunk 8, doubling scan", lambda q, k, v, g: M.gla_chunked(q, k, v, g, 8, "doubling"),
          qkv + [("gate", (B, T, H, d))]),
-        ("gla chunk 8, loop scan", lambda q, k, v, g: M.gla_chunked(q, k, v, g, 8), qkv + [("gate", (B, T, H, d))]),
+        ("gla chunk 8, loop scan", lambda q, k, v, g: M.gla_chunked(q, k, v, g, 8, "loop"), qkv + [("gate", (B, T, H, d))]),
         ("gla chunk 32 factored (overflows; cost floor)", lambda q, k, v, g: M.gla_chunked_factored(q, k, v, g, 32),
          qkv + [("gate", (B, T, H, d))]),
         ("gdn chunk 64", M.gdn_chunked, [("x", (B, T, H, d)), ("unit", (B, T, H, d)), ("x", (B, T, H, d)),

@@ -227,7 +227,7 @@ def _gla_finish(o, q, k, v, G, T, scan="loop"):
     return o.permute(0, 2, 3, 1, 4).reshape(B, N * C, H, dv)[:, :T]
 
 
-def gla_chunked(q, k, v, gk, chunk=16, scan="loop"):
+def gla_chunked(q, k, v, gk, chunk=16, scan="doubling"):
     """GLA in chunks. Inside a chunk the decay between query i and key j <= i is taken
     pairwise, exp(G_i - G_j) <= 1 per key dimension, so nothing can overflow whatever the
     gates (a factorisation through a reference position overflowed in fp32 once the model
