@@ -37,7 +37,8 @@ static void help(void) {
            "                   0,50,100; default 0:100:10\n"
            "  --samples N      prompts per cell (default 5)\n"
            "  --seed S         base seed (default 0)\n"
-           "  --device D       cpu (incremental decoder), cuda (one forward per answer token), auto\n"
+           "  --device D       cpu or cuda (incremental decoders: KV cache and recurrent state),\n"
+           "                   auto\n"
            "  --assets DIR     the assets directory (default: found next to the program)\n"
            "  --json           one JSON document on stdout;  --csv  one row per cell\n"
            "  --show           print one prompt (--length, --depth; no MODEL needed) and exit\n\n"
@@ -404,8 +405,8 @@ static int cmd_niah(int argc, char **argv) {
     memset(&opts, 0, sizeof opts);
     opts.progress = on_prefill;
     opts.progress_ctx = st;
-    int rc = hs_niah_sweep(&r, m, &knobs, &assets, seed, &opts,
-                           dev.device == HS_DEVICE_CUDA ? hs_device_forward_run : NULL, &dev,
+    int rc = hs_niah_sweep(&r, m, &knobs, &assets, seed, &opts, NULL,
+                           dev.device == HS_DEVICE_CUDA ? hs_device_forward_generate : NULL, &dev,
                            on_sample, st, err, sizeof err);
     hs_progress_done(&st->bar);
     if (rc) hs_cli_fail(CMD, "%s", err);

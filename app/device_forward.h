@@ -1,6 +1,7 @@
-/* The --device choice for commands that only need full forwards (ppl, and niah through
- * forward-based greedy decoding on CUDA): one callback over hs_forward_on
- * (engine/forward_device.h), which runs hs_forward or the CUDA plugin's forward. */
+/* The --device choice for commands that need full forwards (ppl) or greedy generation (niah):
+ * callbacks over hs_forward_on (engine/forward_device.h), which runs hs_forward or the CUDA
+ * plugin's forward, and over hs_generate_greedy_on (engine/decode_device.h), which runs the CPU
+ * or the GPU decoder. */
 #ifndef HS_DEVICE_FORWARD_H
 #define HS_DEVICE_FORWARD_H
 
@@ -21,6 +22,9 @@ int hs_device_forward_open(hs_device_forward *f, int requested, const hs_model *
 /* Matches hs_ppl_forward_fn / hs_needle_forward_fn; ctx is the hs_device_forward. */
 int hs_device_forward_run(void *ctx, const int32_t *tokens, int T, const hs_forward_opts *opts,
                           char *err, size_t errlen);
+/* Matches hs_needle_generate_fn; ctx is the hs_device_forward (its model and knobs). */
+int hs_device_forward_generate(void *ctx, const int32_t *prompt, int T, int max_new, int32_t *out,
+                               int *n_out, const hs_forward_opts *opts, char *err, size_t errlen);
 void hs_device_forward_close(hs_device_forward *f);
 
 #endif

@@ -270,7 +270,7 @@ static int job_niah(hs_niah_result **out, hs_controller *c, const hs_settings *s
     fo.progress = still_wanted;   /* a long sample stops mid-forward when the sweep is stale */
     fo.progress_ctx = jc;
     jc->lo = 0; jc->hi = 1;
-    /* On CUDA the sweep's forwards (prefill and greedy steps) run on the device. */
+    /* On CUDA the sweep's generation (prefill and decoder steps) runs on the device. */
     hs_device_forward df;
     memset(&df, 0, sizeof df);
     int on_cuda = c->device_resolved == HS_DEVICE_CUDA;
@@ -278,7 +278,7 @@ static int job_niah(hs_niah_result **out, hs_controller *c, const hs_settings *s
     if (nc.installed && on_cuda && hs_device_forward_open(&df, HS_DEVICE_CUDA, m, &s->knobs, err, errlen) != 0)
         rc = -1;
     else if (nc.installed)
-        rc = hs_niah_sweep(r, m, &s->knobs, a, s->seed, &fo, on_cuda ? hs_device_forward_run : NULL,
+        rc = hs_niah_sweep(r, m, &s->knobs, a, s->seed, &fo, NULL, on_cuda ? hs_device_forward_generate : NULL,
                            on_cuda ? &df : NULL, niah_on_sample, &nc, err, errlen);
     if (on_cuda) hs_device_forward_close(&df);
     if (rc != 0) { hs_niah_result_free(r); free(r); return rc; }

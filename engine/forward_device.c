@@ -32,6 +32,11 @@ static hs_cuda_model *cached_upload(const hs_model *m, const hs_cuda_api *api, c
     return cm;
 }
 
+hs_cuda_model *hs_forward_device_model(const hs_model *m, const hs_cuda_api **api, char *err, size_t errlen) {
+    *api = hs_cuda_load(err, errlen);
+    return *api ? cached_upload(m, *api, err, errlen) : NULL;
+}
+
 int hs_forward_device_prepare(const hs_model *m, char *err, size_t errlen) {
     const hs_cuda_api *api = hs_cuda_load(err, errlen);
     if (!api) return -1;

@@ -35,14 +35,22 @@ void hs_needle_render(char *out, size_t n, const int32_t *gen, int n_gen);
 typedef int (*hs_needle_forward_fn)(void *ctx, const int32_t *tokens, int T,
                                     const hs_forward_opts *opts, char *err, size_t errlen);
 
+/* Greedy generation on some backend with its own decoder (hs_generate_greedy's contract: up
+ * to max_new tokens after prompt into out, stopping before eos; opts as for the prefill). */
+typedef int (*hs_needle_generate_fn)(void *ctx, const int32_t *prompt, int T, int max_new,
+                                     int32_t *out, int *n_out, const hs_forward_opts *opts,
+                                     char *err, size_t errlen);
+
 #define HS_NEEDLE_MAX_NEW 64   /* |value| + 8 is at most 44 */
 
-/* Generates greedily after the sample's prompt and scores the answer. forward NULL: the
- * CPU decoder (hs_generate_greedy with knobs k); else one full forward per generated token
- * through forward (a backend without incremental decoding). opts may be NULL. */
+/* Generates greedily after the sample's prompt and scores the answer: through generate when
+ * it is not NULL (e.g. the GPU decoder, app/device_forward.h); else through forward, one full
+ * forward per generated token (a backend without incremental decoding); else with the CPU
+ * decoder (hs_generate_greedy with knobs k). Both callbacks get forward_ctx. opts may be NULL. */
 int hs_needle_run(hs_needle_outcome *out, const hs_model *m, const hs_knobs *k,
                   const hs_needle_sample *s, const hs_forward_opts *opts,
-                  hs_needle_forward_fn forward, void *forward_ctx, char *err, size_t errlen);
+                  hs_needle_forward_fn forward, hs_needle_generate_fn generate, void *forward_ctx,
+                  char *err, size_t errlen);
 
 /* ---- sweep ---- */
 
@@ -68,13 +76,13 @@ typedef int (*hs_niah_sample_fn)(void *ctx, const hs_niah_result *r, int task_i,
                                  double seconds);
 
 /* Runs every sample: the i-th sample (i < samples) of each cell uses seed + i. Samples run
- * in the order sample, task, length, depth, so the whole grid fills in early. forward: as
- * for hs_needle_run. Each cell
+ * in the order sample, task, length, depth, so the whole grid fills in early. forward,
+ * generate: as for hs_needle_run. Each cell
  * keeps its first sample (without tokens) and outcome in shown/shown_outcome.
  * Returns 0, HS_CANCELLED, or -1 with a message in err. */
 int hs_niah_sweep(hs_niah_result *r, const hs_model *m, const hs_knobs *k, const hs_assets *a,
                   uint64_t seed, const hs_forward_opts *opts, hs_needle_forward_fn forward,
-                  void *forward_ctx, hs_niah_sample_fn on_sample, void *ctx, char *err,
-                  size_t errlen);
+                  hs_needle_generate_fn generate, void *forward_ctx, hs_niah_sample_fn on_sample,
+                  void *ctx, char *err, size_t errlen);
 
 #endif

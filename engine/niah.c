@@ -9,47 +9,12 @@
 #include <time.h>
 
 #include "decode.h"
-
-/* Greedy decoding by full forwards of the growing sequence (for backends without a
- * decoder): the same tokens hs_generate_greedy picks, at the cost of one forward a token. */
-static int greedy_by_forward(const hs_model *m, hs_needle_forward_fn forward, void *fctx,
-                             const int32_t *prompt, int T, int max_new, int32_t *out,
-                             int *n_out, const hs_forward_opts *base, char *err, size_t errlen) {
-    int V = m->cfg.vocab_size;
-    int32_t *seq = malloc((size_t)(T + max_new) * sizeof *seq);
-    float *logits = malloc((size_t)V * sizeof *logits);
-    if (!seq || !logits) {
-        free(seq); free(logits);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    memcpy(seq, prompt, (size_t)T * sizeof *seq);
-    hs_forward_opts o;
-    if (base) o = *base;
-    else memset(&o, 0, sizeof o);
-    o.logits = logits;
-    o.n_logit_rows = 1;
-    o.nll = NULL;
-    o.hidden = NULL;
-    int rc = 0, n = 0;
-    while (n < max_new) {
-        rc = forward(fctx, seq, T + n, &o, err, errlen);
-        if (rc) break;
-        int best = 0;
-        for (int v = 1; v < V; v++)
-            if (logits[v] > logits[best]) best = v;
-        if (best == m->cfg.eos_id) break;
-        seq[T + n] = best;
-        out[n++] = best;
-    }
-    *n_out = n;
-    free(seq); free(logits);
-    return rc;
-}
+#include "decode_device.h"
 
 int hs_needle_run(hs_needle_outcome *out, const hs_model *m, const hs_knobs *k,
                   const hs_needle_sample *s, const hs_forward_opts *opts,
-                  hs_needle_forward_fn forward, void *forward_ctx, char *err, size_t errlen) {
+                  hs_needle_forward_fn forward, hs_needle_generate_fn generate, void *forward_ctx,
+                  char *err, size_t errlen) {
     int max_new = hs_needle_max_new(s), n_out = 0;
     int32_t gen[HS_NEEDLE_MAX_NEW];
     memset(out, 0, sizeof *out);
@@ -63,10 +28,11 @@ int hs_needle_run(hs_needle_outcome *out, const hs_model *m, const hs_knobs *k,
         own[0] = m->cfg.bos_id;
         prompt = own;
     }
-    int rc = forward ? greedy_by_forward(m, forward, forward_ctx, prompt, s->length, max_new,
-                                         gen, &n_out, opts, err, errlen)
-                     : hs_generate_greedy(m, k, prompt, s->length, max_new, gen, &n_out, NULL,
-                                          NULL, opts, err, errlen);
+    int rc = generate ? generate(forward_ctx, prompt, s->length, max_new, gen, &n_out, opts, err, errlen)
+             : forward ? hs_generate_greedy_by_forward(m, forward, forward_ctx, prompt, s->length,
+                                                       max_new, gen, &n_out, opts, err, errlen)
+                       : hs_generate_greedy(m, k, prompt, s->length, max_new, gen, &n_out, NULL,
+                                            NULL, opts, err, errlen);
     free(own);
     if (rc) return rc;
     out->correct = hs_needle_score(s->value, gen, n_out);
@@ -157,8 +123,8 @@ static double now_seconds(void) {
 
 int hs_niah_sweep(hs_niah_result *r, const hs_model *m, const hs_knobs *k, const hs_assets *a,
                   uint64_t seed, const hs_forward_opts *opts, hs_needle_forward_fn forward,
-                  void *forward_ctx, hs_niah_sample_fn on_sample, void *ctx, char *err,
-                  size_t errlen) {
+                  hs_needle_generate_fn generate, void *forward_ctx, hs_niah_sample_fn on_sample,
+                  void *ctx, char *err, size_t errlen) {
     for (int s = 0; s < r->samples; s++)
         for (int i = 0; i < r->n_tasks; i++)
             for (int j = 0; j < r->n_lengths; j++)
@@ -169,8 +135,8 @@ int hs_niah_sweep(hs_niah_result *r, const hs_model *m, const hs_knobs *k, const
                     if (hs_needle_generate(&smp, a, r->tasks[i], r->lengths[j], r->depths[d],
                                            seed + (uint64_t)s, err, errlen))
                         return -1;
-                    int rc = hs_needle_run(&o, m, k, &smp, opts, forward, forward_ctx, err,
-                                           errlen);
+                    int rc = hs_needle_run(&o, m, k, &smp, opts, forward, generate, forward_ctx,
+                                           err, errlen);
                     if (rc) { hs_needle_sample_free(&smp); return rc; }
                     int c = hs_niah_cell(r, i, j, d);
                     r->done[c]++;

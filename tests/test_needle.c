@@ -259,8 +259,8 @@ TEST(needle_run_decoder_matches_full_forwards) {
         hs_needle_sample s;
         if (hs_needle_generate(&s, &a, task, 420, 30, 5, msg, sizeof msg)) break;
         hs_needle_outcome o1, o2;
-        int r1 = hs_needle_run(&o1, m, &off, &s, NULL, NULL, NULL, msg, sizeof msg);
-        int r2 = hs_needle_run(&o2, m, &off, &s, NULL, cpu_forward, m, msg, sizeof msg);
+        int r1 = hs_needle_run(&o1, m, &off, &s, NULL, NULL, NULL, NULL, msg, sizeof msg);
+        int r2 = hs_needle_run(&o2, m, &off, &s, NULL, cpu_forward, NULL, m, msg, sizeof msg);
         same = r1 == 0 && r2 == 0 && !strcmp(o1.answer, o2.answer) && o1.correct == o2.correct &&
                o1.correct == (strstr(o1.answer, s.value) != NULL);
         ran++;
@@ -269,6 +269,51 @@ TEST(needle_run_decoder_matches_full_forwards) {
     omp_set_num_threads(threads);
     hs_model_free(m); free(m); hs_assets_free(&a);
     CHECK(ran == 2 && same, "decoder and full-forward greedy answers differ (%.300s)", msg);
+}
+
+/* A backend with its own decoder: hs_needle_run hands generation to it (and not to the
+ * forward callback next to it). This one answers the sample's value. */
+typedef struct { const char *value; int calls; } gen_oracle;
+
+static int oracle_generate(void *ctx, const int32_t *prompt, int T, int max_new, int32_t *out,
+                           int *n_out, const hs_forward_opts *opts, char *err, size_t errlen) {
+    (void)prompt; (void)opts; (void)err; (void)errlen;
+    gen_oracle *g = ctx;
+    g->calls++;
+    int n = 0;
+    out[n++] = ' ';
+    for (const char *c = g->value; *c && n < max_new; c++) out[n++] = (unsigned char)*c;
+    *n_out = n;
+    return T > 0 ? 0 : -1;
+}
+
+static int failing_forward(void *ctx, const int32_t *tokens, int T, const hs_forward_opts *opts,
+                           char *err, size_t errlen) {
+    (void)ctx; (void)tokens; (void)T; (void)opts;
+    snprintf(err, errlen, "the forward callback was called");
+    return -1;
+}
+
+TEST(needle_run_prefers_the_generate_callback) {
+    hs_assets a;
+    char msg[512];
+    if (load_assets(&a, msg, sizeof msg)) CHECK(0, "%.300s", msg);
+    hs_model *m = calloc(1, sizeof *m);      /* only the config is read on this path */
+    CHECK(m, "alloc");
+    m->cfg.vocab_size = 258; m->cfg.bos_id = 256; m->cfg.eos_id = 257;
+    hs_needle_sample s;
+    int rc = hs_needle_generate(&s, &a, HS_SK1, 500, 50, 3, msg, sizeof msg);
+    hs_needle_outcome o;
+    gen_oracle g = { rc ? "" : s.value, 0 };
+    if (!rc) rc = hs_needle_run(&o, m, NULL, &s, NULL, failing_forward, oracle_generate, &g, msg, sizeof msg);
+    char want[80];
+    snprintf(want, sizeof want, " %s", rc ? "" : s.value);
+    hs_needle_sample_free(&s);
+    free(m);
+    hs_assets_free(&a);
+    CHECK(rc == 0, "%.300s", msg);
+    CHECK(g.calls == 1 && o.correct == 1 && !strcmp(o.answer, want), "calls %d correct %d answer '%s'",
+          g.calls, o.correct, o.answer);
 }
 
 typedef struct { int calls, cancel_at, bad; } sweep_probe;
@@ -301,7 +346,7 @@ TEST(needle_sweep_fills_grid_and_cancels) {
     sweep_probe p = {0, 0, 0};
     /* 2 tasks x 2 lengths x 1 depth x 2 samples; then 1 length x 2 depths for cancelling */
     int rc = hs_niah_result_init(&r, tasks, 2, lengths, 2, depths, 1, 2, msg, sizeof msg);
-    if (!rc) rc = hs_niah_sweep(&r, m, &off, &a, 11, NULL, NULL, NULL, count_sample, &p, msg, sizeof msg);
+    if (!rc) rc = hs_niah_sweep(&r, m, &off, &a, 11, NULL, NULL, NULL, NULL, count_sample, &p, msg, sizeof msg);
     int full = rc == 0 && p.calls == 8 && !p.bad;
     for (int c = 0; c < 4 && full; c++)
         full = r.done[c] == 2 && r.correct[c] <= 2 && r.shown[c].seed == 11 &&
@@ -310,7 +355,7 @@ TEST(needle_sweep_fills_grid_and_cancels) {
     /* cancelling after the 3rd of 8 samples: 3 done, HS_CANCELLED */
     sweep_probe q = {0, 3, 0};
     int rc2 = hs_niah_result_init(&r, tasks, 2, lengths, 1, depths, 2, 2, msg, sizeof msg);
-    if (!rc2) rc2 = hs_niah_sweep(&r, m, &off, &a, 11, NULL, NULL, NULL, count_sample, &q, msg, sizeof msg);
+    if (!rc2) rc2 = hs_niah_sweep(&r, m, &off, &a, 11, NULL, NULL, NULL, NULL, count_sample, &q, msg, sizeof msg);
     int done = 0;
     for (int c = 0; c < 4; c++) done += r.done[c];
     hs_niah_result_free(&r);
@@ -363,7 +408,7 @@ TEST(needle_sweep_counts_right_and_wrong_answers) {
     double depths[] = {0, 100};
     hs_niah_result r;
     int rc = hs_niah_result_init(&r, tasks, 2, lengths, 2, depths, 2, 3, msg, sizeof msg);
-    if (!rc) rc = hs_niah_sweep(&r, m, NULL, &a, 4, NULL, oracle_forward, NULL, NULL, NULL, msg, sizeof msg);
+    if (!rc) rc = hs_niah_sweep(&r, m, NULL, &a, 4, NULL, oracle_forward, NULL, NULL, NULL, NULL, msg, sizeof msg);
     int ok = rc == 0;
     for (int i = 0; i < 2 && ok; i++)
         for (int j = 0; j < 2 && ok; j++)

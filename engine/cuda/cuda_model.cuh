@@ -58,6 +58,11 @@ typedef struct {
     int broken;                    /* a capture failed: eager from then on */
 } cu_fwd_graph;
 
+/* Called by the forward right after mixer (layer, mixer) ran, with its activations still in the
+ * workspace (engine/cuda/decode.cu's prefill fills the decoder's caches from them). Returns 0
+ * or -1 with err. A set hook makes the forward launch eagerly (no graph). */
+typedef int (*cu_mixer_hook)(void *ctx, int layer, int mixer, int T, char *err, size_t errlen);
+
 struct hs_cuda_model {
     hs_config cfg;
     bf16 *embed, *lm_head;
@@ -75,7 +80,20 @@ struct hs_cuda_model {
     cudaStream_t st;
     cu_fwd_graph graph;
     int device;
+    cu_mixer_hook mixer_hook;      /* NULL: none */
+    void *mixer_hook_ctx;
 };
+
+/* The knobs resolved as the plugin uses them (engine/cuda/forward.cu restates the rules of
+ * engine/knobs.c, which the plugin cannot call). */
+typedef struct {
+    double log_L0;                 /* 0 => no log scaling */
+    int swla, swla_window, swla_stride, swa_window, rope_window;
+} cu_knobs;
+
+int cu_resolve_knobs(cu_knobs *o, const hs_knobs *k, const hs_config *c, char *err, size_t errlen);
+/* Effective softmax window of a mixer: 0 = full causal. */
+int cu_mixer_window(const cu_knobs *k, const hs_mixer_config *m);
 
 /* Grows the workspace to hold T tokens (no-op when it already does). */
 int cu_workspace_ensure(hs_cuda_model *cm, int T, char *err, size_t errlen);
@@ -84,5 +102,12 @@ hs_cuda_model *cu_model_upload(const hs_model *m, char *err, size_t errlen);
 void cu_model_free(hs_cuda_model *cm);
 int cu_forward(hs_cuda_model *cm, const int32_t *tokens, int T, const hs_knobs *k,
                const hs_forward_opts *opts, char *err, size_t errlen);
+
+/* Incremental decoding (engine/cuda/decode.cu; the semantics of engine/cuda_backend.h). */
+hs_cuda_decoder *cu_decoder_new(hs_cuda_model *cm, const hs_knobs *k, int max_tokens, char *err, size_t errlen);
+int cu_decoder_prefill(hs_cuda_decoder *d, const int32_t *tokens, int n, float *logits,
+                       const hs_forward_opts *opts, char *err, size_t errlen);
+int cu_decoder_step(hs_cuda_decoder *d, int32_t token, float *logits, char *err, size_t errlen);
+void cu_decoder_free(hs_cuda_decoder *d);
 
 #endif

@@ -15,15 +15,11 @@
 #define LAUNCH(call) CUDA_CHECK(call)
 
 /* The plugin is loaded with RTLD_LOCAL and cannot call the engine's C functions, so the knob
- * resolution rules of engine/knobs.c (model-spec section 6) are restated here. */
-typedef struct {
-    double log_L0;                 /* 0 => no log scaling */
-    int swla, swla_window, swla_stride, swa_window, rope_window;
-} cu_knobs;
-
+ * resolution rules of engine/knobs.c (model-spec section 6) are restated here (cu_knobs:
+ * cuda_model.cuh; the decoder, decode.cu, resolves its knobs here too). */
 static int l0_of(const hs_config *c, int v) { return v > 0 ? v : c->train_context; }
 
-static int resolve_knobs(cu_knobs *o, const hs_knobs *k, const hs_config *c, char *err, size_t errlen) {
+int cu_resolve_knobs(cu_knobs *o, const hs_knobs *k, const hs_config *c, char *err, size_t errlen) {
     memset(o, 0, sizeof *o);
     if (k->log_scale) {
         int l0 = l0_of(c, k->log_scale_L0);
@@ -51,7 +47,7 @@ static int resolve_knobs(cu_knobs *o, const hs_knobs *k, const hs_config *c, cha
     return 0;
 }
 
-static int mixer_window(const cu_knobs *k, const hs_mixer_config *m) {
+int cu_mixer_window(const cu_knobs *k, const hs_mixer_config *m) {
     switch (m->type) {
     case HS_SWA:  return k->swa_window > 0 ? k->swa_window : m->window;
     case HS_ROPE: return k->rope_window > 0 ? k->rope_window : 0;
@@ -301,7 +297,7 @@ static int softmax_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs 
         LAUNCH(cu_rope(ws->q, T, H, dk, mc->rope_theta, cm->st));
         LAUNCH(cu_rope(ws->k, T, Hkv, dk, mc->rope_theta, cm->st));
     }
-    int window = mixer_window(kn, mc);
+    int window = cu_mixer_window(kn, mc);
     *window_out = window;
     const float *rs = mc->type == HS_NOPE && kn->log_L0 > 0 ? ws->row_scale : NULL;
     /* ws->tmp ((T + 8) x width fp32, unused by softmax mixers) holds the tensor-core kernels'
@@ -357,6 +353,7 @@ static int forward_layers(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
             int window = 0;
             if (lin ? linear_mixer(cm, l, j, T, kn, err, errlen) : softmax_mixer(cm, l, j, T, kn, &window, err, errlen))
                 return -1;
+            if (cm->mixer_hook && cm->mixer_hook(cm->mixer_hook_ctx, l, j, T, err, errlen)) return -1;
             if (opts->capture &&
                 run_capture(cm, cb, l, j, T, kn, kr, row_scale_host, window, opts, err, errlen))
                 return -1;
@@ -388,8 +385,8 @@ static int forward_layers(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
  * on: T, the resolved knobs, whether heads are ablated (the mask's contents and the log-scale
  * row factors are read from device buffers at run time) and the workspace's address and size.
  * Never with a progress callback (it synchronises per layer) or the capture hook (host copies).
- * Opt-in (HS_CUDA_GRAPH=1) until `tests/gpu/device_run.sh graph` has passed on a device; then
- * graphs_enabled's default flips. A failed capture falls back to eager launches for good. */
+ * On by default since `tests/gpu/device_run.sh graph` passed on the H200 (bit-identical to eager);
+ * HS_CUDA_GRAPH=0 turns it off. A failed capture falls back to eager launches for good. */
 typedef struct {
     int T, ws_T, ablate;
     cu_knobs kn;
@@ -400,7 +397,7 @@ static int graphs_enabled(void) {
     static int v = -1;
     if (v < 0) {
         const char *e = getenv("HS_CUDA_GRAPH");
-        v = e && !strcmp(e, "1");
+        v = !(e && !strcmp(e, "0"));   /* on unless HS_CUDA_GRAPH=0 */
     }
     return v;
 }
@@ -410,7 +407,7 @@ static int layers_forward(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
                           const hs_forward_opts *opts, capture_bufs *cb, stats_dev *sd, char *err,
                           size_t errlen) {
     cu_fwd_graph *g = &cm->graph;
-    if (opts->progress || opts->capture || sd->block || !graphs_enabled() || g->broken)
+    if (opts->progress || opts->capture || sd->block || cm->mixer_hook || !graphs_enabled() || g->broken)
         return forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, sd, err, errlen);
     unsigned char key[sizeof g->key];
     graph_key k;
@@ -475,7 +472,7 @@ int cu_forward(hs_cuda_model *cm, const int32_t *tokens, int T, const hs_knobs *
         return -1;
     }
     cu_knobs kn;
-    if (resolve_knobs(&kn, knobs, c, err, errlen)) return -1;
+    if (cu_resolve_knobs(&kn, knobs, c, err, errlen)) return -1;
     /* the resolved knobs as the CPU engine states them, for the capture hook */
     hs_knobs_resolved kr;
     memset(&kr, 0, sizeof kr);

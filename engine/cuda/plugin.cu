@@ -27,6 +27,23 @@ static int forward(hs_cuda_model *cm, const int32_t *tokens, int T, const hs_kno
     return cu_forward(cm, tokens, T, k, opts, err, errlen);
 }
 
-static const hs_cuda_api api = {HS_CUDA_ABI, device_count, model_upload, model_free, forward};
+static hs_cuda_decoder *decoder_new(hs_cuda_model *cm, const hs_knobs *k, int max_tokens, char *err,
+                                    size_t errlen) {
+    return cu_decoder_new(cm, k, max_tokens, err, errlen);
+}
+
+static int decoder_prefill(hs_cuda_decoder *d, const int32_t *tokens, int n, float *logits,
+                           const hs_forward_opts *opts, char *err, size_t errlen) {
+    return cu_decoder_prefill(d, tokens, n, logits, opts, err, errlen);
+}
+
+static int decoder_step(hs_cuda_decoder *d, int32_t token, float *logits, char *err, size_t errlen) {
+    return cu_decoder_step(d, token, logits, err, errlen);
+}
+
+static void decoder_free(hs_cuda_decoder *d) { cu_decoder_free(d); }
+
+static const hs_cuda_api api = {HS_CUDA_ABI, device_count,    model_upload, model_free,  forward,
+                                decoder_new, decoder_prefill, decoder_step, decoder_free};
 
 extern "C" __attribute__((visibility("default"))) const hs_cuda_api *hs_cuda_get_api(void) { return &api; }

@@ -143,4 +143,34 @@ cudaError_t cu_head_stats_gdn(cu_head_stats_out o, const float *q, const float *
                               const int *rows, int n_rows, int span0, int span1, int topk,
                               cudaStream_t st);
 
+/* Incremental decoding (kernels/cuda/decode_kernels.cu): one new token against caches. */
+/* x[0..d) = embed[token, :] (the bf16 table as cu_embedding reads it). */
+cudaError_t cu_embed_token(float *x, const __nv_bfloat16 *embed, int token, int d, cudaStream_t st);
+/* cu_rope for one row [n_heads*head_dim] at position pos, in place. */
+cudaError_t cu_rope_at(float *x, int pos, int n_heads, int head_dim, float theta, cudaStream_t st);
+/* cu_conv_silu for one new row x [C] against hist [K-1, C] (the previous pre-conv rows, oldest
+ * first), which then shifts x in; w NULL: silu (when `silu`) only. out may equal x. */
+cudaError_t cu_conv_step(float *out, float *hist, const float *x, const float *w, int C, int K, int silu,
+                         cudaStream_t st);
+/* Softmax attention of one query q [H*dk] (scaled by qscale = c_t / sqrt(dk)) over positions
+ * lo..t of a ring cache (position s in row s % cap of kc [cap, Hkv*dk], vc [cap, Hkv*dv]);
+ * t - lo + 1 <= cap. out [H*dv]. part: cu_decode_attention_scratch_floats(H, dv) floats. */
+size_t cu_decode_attention_scratch_floats(int H, int dv);
+cudaError_t cu_decode_attention(float *out, const float *q, const float *kc, const float *vc, int cap, int lo,
+                                int t, int H, int Hkv, int dk, int dv, float qscale, float *part,
+                                cudaStream_t st);
+/* The gla (gk != NULL) or gdn (beta, log_alpha != NULL) recurrence over T rows with the state
+ * S [H][dv][dk] (column j of head h contiguous), starting from S (load) or zero, leaving the
+ * final state in S; out [T, H*dv] (may be NULL: state only) gets o_t = (q_t/sqrt(dk)) S_t.
+ * Rows as cu_gla_scan / cu_gdn_scan. */
+cudaError_t cu_linattn_state_run(float *S, float *out, const float *q, const float *k, const float *v,
+                                 const float *gk, const float *beta, const float *log_alpha, int T,
+                                 int H, int dk, int dv, int load, cudaStream_t st);
+/* cu_linattn_window for the single query t (q [H*dk]) over history rings whose position s is
+ * row s % cap: hk, hg [cap, H*dk], hv [cap, H*dv], hbeta, hla [cap, H]; sums s = lo..t
+ * (t - lo + 1 <= cap). gla: hg != NULL; gdn: hbeta, hla != NULL. out [H*dv]. */
+cudaError_t cu_linattn_window_step(float *out, const float *q, const float *hk, const float *hv,
+                                   const float *hg, const float *hbeta, const float *hla, int cap, int t,
+                                   int lo, int H, int dk, int dv, cudaStream_t st);
+
 #endif

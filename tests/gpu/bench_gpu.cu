@@ -321,7 +321,7 @@ static double rel_max(const float *a, const float *b, size_t n) {
     return mx / sqrt(ss / (double)n + 1e-30);
 }
 
-/* engine/cuda/forward.cu (with HS_CUDA_GRAPH=1) replays the layer stack from a CUDA graph from
+/* engine/cuda/forward.cu (unless HS_CUDA_GRAPH=0) replays the layer stack from a CUDA graph from
  * the second forward of a kind on. Every replayed result must match the eager one of the same inputs (same kernels
  * in the same order: expected exactly; tolerance 1e-6 of the RMS). */
 static int graph_check(int argc, char **argv) {

@@ -60,4 +60,6 @@ graph)    # the forward replayed from its CUDA graph against eager launches (eng
         echo "graph $args rc=$r"; cat $OUT/graph.log
     done ;;
 bench) bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
+decode)   # the GPU decoder against the CPU decoder and the GPU forward (not in the default steps: name it)
+    timeout 400 bash tests/gpu/decode_check.sh > "$OUT/decode.log" 2>&1; echo "decode rc=$?"; cat "$OUT/decode.log" ;;
 esac; done

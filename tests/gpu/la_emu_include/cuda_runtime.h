@@ -1,6 +1,7 @@
-/* CPU stand-ins for the CUDA names the chunked gla/gdn kernel bodies use (tests/gpu/la_emu.cpp).
- * Threads are coroutines run by emu::launch; barriers, shuffles and warp-collective matrix
- * operations synchronise through it. */
+/* CPU stand-ins for the CUDA names the kernel bodies under emulation use (tests/gpu/la_emu.cpp,
+ * hs_emu.cpp). Threads are coroutines run by emu::launch (emu_runtime.h); barriers, shuffles and
+ * warp-collective matrix operations synchronise through it. Blocks run one at a time, so a
+ * static __shared__ variable becomes a function-local static. */
 #ifndef LA_EMU_CUDA_RUNTIME_H
 #define LA_EMU_CUDA_RUNTIME_H
 
@@ -15,6 +16,7 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __align__(n)
+#define __shared__ static
 
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaErrorInvalidValue = 1 };
@@ -31,6 +33,8 @@ const emu_dim3 &thread_idx();
 void syncthreads();
 void syncwarp();
 float shfl_xor(float v, int mask);
+double shfl_xor(double v, int mask);
+int shfl_xor(int v, int mask);
 double shfl_up(double v, int delta);
 void warp_collective();           /* every lane of the warp reaches this point before any goes on */
 void *smem();
