@@ -226,7 +226,7 @@ int hs_input_device(const char *cmd, const char *value, int cpu_only) {
     if (d < 0) hs_cli_die(cmd, "--device: expected cpu, cuda or auto, got '%s'", value);
     char err[HS_ERR_LEN];
     int r = hs_device_resolve(d, err, sizeof err);
-    if (r < 0) hs_cli_die(cmd, "--device %s: %s", value, err);
+    if (r < 0) hs_cli_die(cmd, "%s", err);   /* err names the flag */
     if (cpu_only && r == HS_DEVICE_CUDA && d == HS_DEVICE_CUDA)
         fprintf(stderr, "hybridscope %s: note: the analysis runs on the CPU (its capture hooks "
                 "read the CPU forward's activations)\n", cmd);

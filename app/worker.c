@@ -144,17 +144,33 @@ static int job_probe(probe_out *out, hs_controller *c, const hs_settings *s, con
     rc = hs_probe_run(r, m, &s->knobs, &o, NULL, NULL, err, errlen);
     if (rc != 0) goto fail;
 
-    /* The small maps: one more forward whose capture hook pools every head. */
-    maps_ctx mc = { s, maps, n_maps, &m->cfg, 0, "" };
-    hs_forward_opts fo;
-    memset(&fo, 0, sizeof fo);
-    fo.capture = maps_capture;
-    fo.capture_ctx = &mc;
-    fo.progress = job_progress;
+    /* The small maps: one more forward that pools every head (on the GPU inside the CUDA
+     * forward, on the CPU through the capture hook). */
     jc->lo = 0.6; jc->hi = 1.0;
-    fo.progress_ctx = jc;
-    rc = hs_forward(m, smp.tokens, smp.length, &s->knobs, &fo, err, errlen);
-    if (rc == 0 && mc.failed) { snprintf(err, errlen, "pooled maps: %.400s", mc.err); rc = -1; }
+    if (o.use_cuda) {
+        hs_map_opts *mo = calloc((size_t)n_maps, sizeof *mo);
+        if (!mo) { snprintf(err, errlen, "out of memory"); rc = -1; goto fail; }
+        for (int l = 0, i = 0; l < m->cfg.num_layers; l++)
+            for (int j = 0; j < m->cfg.layers[l].n_mixers; j++)
+                for (int h = 0; h < m->cfg.layers[l].mixers[j].num_heads; h++, i++) {
+                    mo[i].head.layer = l; mo[i].head.mixer = j; mo[i].head.head = h;
+                    mo[i].bins_t = mo[i].bins_s = s->bins < smp.length ? s->bins : smp.length;
+                    mo[i].agg = HS_POOL_MEAN;
+                }
+        rc = hs_pooled_maps_cuda(maps, m, &s->knobs, smp.tokens, smp.length, mo, n_maps, NULL, job_progress, jc,
+                                 err, errlen);
+        free(mo);
+    } else {
+        maps_ctx mc = { s, maps, n_maps, &m->cfg, 0, "" };
+        hs_forward_opts fo;
+        memset(&fo, 0, sizeof fo);
+        fo.capture = maps_capture;
+        fo.capture_ctx = &mc;
+        fo.progress = job_progress;
+        fo.progress_ctx = jc;
+        rc = hs_forward(m, smp.tokens, smp.length, &s->knobs, &fo, err, errlen);
+        if (rc == 0 && mc.failed) { snprintf(err, errlen, "pooled maps: %.400s", mc.err); rc = -1; }
+    }
     if (rc != 0) goto fail;
     out->probe = r;
     out->maps = maps;
@@ -193,8 +209,11 @@ static int job_headmap(hs_pooled_map **out, hs_controller *c, const hs_settings 
     o.bins_s = s->head_bins < span_s ? s->head_bins : span_s;
     o.agg = HS_POOL_MEAN;
     jc->lo = 0; jc->hi = 1;
-    int rc = hs_pooled_map_compute(map, m, &s->knobs, smp.tokens, smp.length, &o, NULL,
-                                   job_progress, jc, err, errlen);
+    int rc = c->device_resolved == HS_DEVICE_CUDA
+                 ? hs_pooled_maps_cuda(map, m, &s->knobs, smp.tokens, smp.length, &o, 1, NULL, job_progress, jc,
+                                       err, errlen)
+                 : hs_pooled_map_compute(map, m, &s->knobs, smp.tokens, smp.length, &o, NULL,
+                                         job_progress, jc, err, errlen);
     hs_needle_sample_free(&smp);
     if (rc != 0) { hs_pooled_map_free(map); free(map); return rc; }
     *out = map;
@@ -382,8 +401,7 @@ static void install(hs_controller *c, hs_job_kind k, job_result *r) {
 static void describe_job(char *out, size_t n, hs_job_kind k, const hs_settings *s,
                          const hs_config *cfg, int on_cuda) {
     hs_head_ref r = { 0, 0, 0 };
-    /* per-head analysis needs the CPU forward's capture hooks */
-    const char *where = on_cuda && (k == HS_JOB_PROBE || k == HS_JOB_HEADMAP) ? " (on the cpu)" : "";
+    const char *where = on_cuda ? " (cuda)" : "";
     switch (k) {
     case HS_JOB_PROBE:
         snprintf(out, n, "probe %s L=%d%s", hs_needle_task_name(s->task), s->length, where);
@@ -392,8 +410,8 @@ static void describe_job(char *out, size_t n, hs_job_kind k, const hs_settings *
         hs_ctl_head_ref(cfg, s->sel_head, &r);
         snprintf(out, n, "map of head %d.%d.%d%s", r.layer, r.mixer, r.head, where);
         break;
-    case HS_JOB_NIAH: snprintf(out, n, "needle sweep"); break;
-    case HS_JOB_PPL: snprintf(out, n, "perplexity L=%d", s->ppl_length); break;
+    case HS_JOB_NIAH: snprintf(out, n, "needle sweep%s", where); break;
+    case HS_JOB_PPL: snprintf(out, n, "perplexity L=%d%s", s->ppl_length, where); break;
     default: out[0] = 0;
     }
 }

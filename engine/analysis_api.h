@@ -167,6 +167,17 @@ int hs_pooled_map_compute(hs_pooled_map *out, const hs_model *m, const hs_knobs 
                           const int32_t *tokens, int T, hs_map_opts *o, long long *rows_used,
                           hs_progress_fn progress, void *progress_ctx, char *err, size_t errlen);
 
+/* Query rows a map with resolved o computes (rows before o->s0 have no source and are skipped). */
+long long hs_map_rows_used(const hs_map_opts *o);
+
+/* The pooled maps of n heads on the CUDA backend (engine/analysis_map_device.c): one forward of
+ * the whole model, each map computed on the GPU right after its mixer ran, with the rules and
+ * results of hs_pooled_map_compute. opts[i] are resolved inside; rows_used (may be NULL) gets
+ * each map's computed rows. progress covers the forward. On failure no out[i] holds cells. */
+int hs_pooled_maps_cuda(hs_pooled_map *out, const hs_model *m, const hs_knobs *k, const int32_t *tokens,
+                        int T, hs_map_opts *opts, int n, long long *rows_used, hs_progress_fn progress,
+                        void *progress_ctx, char *err, size_t errlen);
+
 /* ---- parameter displacement (diff) ---- */
 typedef struct {
     int layer, mixer, head;

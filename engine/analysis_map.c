@@ -83,6 +83,14 @@ static int bin_row(const hs_map_opts *o, int R, int i, int r) {
     return R > 0 ? a + (int)((long long)(r + 1) * (b - a) / R) - 1 : a + r;
 }
 
+long long hs_map_rows_used(const hs_map_opts *o) {
+    const int R = hs_map_rows_per_bin(o);
+    long long n = 0;
+    for (int i = 0; i < o->bins_t; i++)
+        for (int r = 0, nr = bin_rows(o, R, i); r < nr; r++) n += bin_row(o, R, i, r) >= o->s0;
+    return n;
+}
+
 /* Folds query row t's a~ (row[lo..t], zero before lo) into one row of cells. */
 static void fold_row(double *sum, double *mx, long long *cnt, const double *row, int lo, int t,
                      const int *cs, int Bs) {

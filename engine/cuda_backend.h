@@ -43,7 +43,7 @@ typedef struct {
     int (*decoder_step)(hs_cuda_decoder *d, int32_t token, float *logits, char *err, size_t errlen);
     void (*decoder_free)(hs_cuda_decoder *d);
 } hs_cuda_api;
-#define HS_CUDA_ABI 3   /* 2: hs_forward_opts.stats; 3: the decoder entries */
+#define HS_CUDA_ABI 4   /* 2: hs_forward_opts.stats; 3: the decoder entries; 4: hs_forward_opts.maps */
 /* The plugin defines: const hs_cuda_api *hs_cuda_get_api(void); */
 
 /* Loads the plugin (once). NULL with err when unavailable. */

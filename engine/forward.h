@@ -45,6 +45,19 @@ typedef struct {
     int *argmax;               /* out [n_heads * n_rows]: argmax_s a~_{t,s}, earliest on ties */
 } hs_head_stats_req;
 
+/* A pooled map (model-spec section 7; engine/analysis_map.c's rules) of one head, computed by
+ * the CUDA backend inside its forward from the mixer's device tensors (engine/analysis_map_device.c
+ * asks for them; the CPU engine pools through the capture hook). Geometry as resolved by
+ * hs_map_opts_resolve and hs_map_rows_per_bin. */
+typedef struct {
+    hs_head_ref head;
+    int t0, t1, s0, s1;        /* half-open query and source ranges */
+    int bins_t, bins_s;
+    int rows_per_bin;          /* 0: every query row; R: R sampled rows per row bin */
+    int agg;                   /* 0 mean, 1 max (hs_pool_agg) */
+    float *cells;              /* out [bins_t * bins_s], NaN where a cell has no causal entry */
+} hs_map_req;
+
 typedef struct {
     int chunk;                 /* gla/gdn chunk size (0 => 64) */
     int tile;                  /* attention tile (0 => 64) */
@@ -59,6 +72,8 @@ typedef struct {
     float *nll;                /* [T-1]: -ln p(tokens[t+1] | tokens[..t]) */
     float *hidden;             /* [T, d] final normed hidden state */
     hs_head_stats_req *stats;  /* CUDA backend only (NULL: none) */
+    hs_map_req *maps;          /* CUDA backend only: n_maps pooled maps (NULL: none) */
+    int n_maps;
 } hs_forward_opts;
 
 /* Returns 0, HS_CANCELLED, or -1 with a message in err (e.g. out of memory). */

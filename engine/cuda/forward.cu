@@ -131,7 +131,123 @@ typedef struct {
     double *dchunk;
     void *block;
     int head_base;             /* heads of the mixers already analysed */
+    /* pooled maps (hs_forward_opts.maps): their cells, one row scratch shared by all (the
+     * maps run one after another on the stream) and, with a gla map, its chunk decays */
+    hs_map_req *maps;
+    int n_maps;
+    float *cells;              /* every map's cells, back to back */
+    void *map_scratch;         /* the block: cells, then map_rows, then map_dchunk */
+    void *map_rows;
+    double *map_dchunk;
 } stats_dev;
+
+static size_t pad256(size_t n) { return (n + 255) & ~(size_t)255; }
+
+/* Checks the map requests and allocates their device block. */
+static int maps_open(stats_dev *sd, hs_cuda_model *cm, hs_map_req *maps, int n_maps, int T, char *err,
+                     size_t errlen) {
+    if (n_maps <= 0) return 0;
+    const hs_config *c = &cm->cfg;
+    size_t n_cells = 0, scratch = 0;
+    for (int i = 0; i < n_maps; i++) {
+        const hs_map_req *q = &maps[i];
+        const hs_head_ref *h = &q->head;
+        if (h->layer < 0 || h->layer >= c->num_layers || h->mixer < 0 || h->mixer >= c->layers[h->layer].n_mixers ||
+            h->head < 0 || h->head >= c->layers[h->layer].mixers[h->mixer].num_heads) {
+            snprintf(err, errlen, "pooled map: head %d.%d.%d does not exist", h->layer, h->mixer, h->head);
+            return -1;
+        }
+        if (q->t0 < 0 || q->t0 >= q->t1 || q->t1 > T || q->s0 < 0 || q->s0 >= q->s1 || q->s1 > T || q->bins_t < 1 ||
+            q->bins_s < 1 || q->bins_t > q->t1 - q->t0 || q->bins_s > q->s1 - q->s0 || q->rows_per_bin < 0 ||
+            (q->agg != 0 && q->agg != 1) || !q->cells) {
+            snprintf(err, errlen, "pooled map %d: unresolved geometry or no output", i);
+            return -1;
+        }
+        n_cells += (size_t)q->bins_t * (size_t)q->bins_s;
+        size_t sb = cu_pooled_map_scratch(T, q->bins_t, q->bins_s);
+        if (sb > scratch) scratch = sb;
+    }
+    size_t off_s = pad256(n_cells * sizeof(float)), off_d = off_s + pad256(scratch);
+    size_t bytes = off_d + cu_head_stats_gla_scratch(T, (int)cm->width);
+    CUDA_CHECK(cudaMalloc(&sd->map_scratch, bytes));
+    sd->cells = (float *)sd->map_scratch;
+    sd->map_rows = (char *)sd->map_scratch + off_s;
+    sd->map_dchunk = (double *)((char *)sd->map_scratch + off_d);
+    sd->maps = maps;
+    sd->n_maps = n_maps;
+    return 0;
+}
+
+/* The pooled maps of heads of mixer (l, j), right after it ran. */
+static int run_maps(hs_cuda_model *cm, stats_dev *sd, int l, int j, int T, const cu_knobs *kn, int window,
+                    char *err, size_t errlen) {
+    const hs_mixer_config *mc = &cm->cfg.layers[l].mixers[j];
+    cu_workspace *ws = &cm->ws;
+    const int H = mc->num_heads, dk = mc->head_k_dim;
+    int prepped = 0;
+    size_t at = 0;
+    for (int i = 0; i < sd->n_maps; i++) {
+        const hs_map_req *q = &sd->maps[i];
+        float *cells = sd->cells + at;
+        at += (size_t)q->bins_t * (size_t)q->bins_s;
+        if (q->head.layer != l || q->head.mixer != j) continue;
+        cu_map_geom g = { q->t0, q->t1, q->s0, q->s1, q->bins_t, q->bins_s, q->rows_per_bin,
+                          q->agg == 1 ? CU_MAP_MAX : CU_MAP_MEAN };
+        cu_map_head hd;
+        memset(&hd, 0, sizeof hd);
+        hd.h = q->head.head;
+        hd.H = H;
+        hd.Hkv = mc->num_kv_heads > 0 ? mc->num_kv_heads : H;
+        hd.dk = dk;
+        hd.q = ws->q;
+        hd.k = ws->k;
+        hd.swla = kn->swla;
+        hd.W = kn->swla_window;
+        hd.S = kn->swla_stride > 0 ? kn->swla_stride : 1;
+        if (mc->type == HS_GLA) {
+            if (!prepped) {
+                /* ws->tmp held the projections before the conv; free until the next mixer */
+                LAUNCH(cu_head_stats_gla_prep(ws->tmp, sd->map_dchunk, ws->k, ws->gk, T, H * dk, cm->st));
+                prepped = 1;
+            }
+            hd.kind = CU_MAP_GLA;
+            hd.gk = ws->gk;
+            hd.ktil = ws->tmp;
+            hd.dchunk = sd->map_dchunk;
+        } else if (mc->type == HS_GDN) {
+            hd.kind = CU_MAP_GDN;
+            hd.beta = ws->beta;
+            hd.log_alpha = ws->la;
+        } else {
+            hd.kind = CU_MAP_SOFTMAX;
+            hd.row_scale = mc->type == HS_NOPE && kn->log_L0 > 0 ? ws->row_scale : NULL;
+            hd.window = window;
+            hd.swla = CU_SWLA_OFF;
+        }
+        LAUNCH(cu_pooled_map(cells, sd->map_rows, g, hd, T, cm->st));
+    }
+    return 0;
+}
+
+/* Copies the maps' cells out (after the forward) and frees their device block. */
+static int maps_close(stats_dev *sd, int ok, char *err, size_t errlen) {
+    if (!sd->map_scratch) return 0;
+    int rc = 0;
+    size_t at = 0;
+    for (int i = 0; ok && i < sd->n_maps; i++) {
+        size_t n = (size_t)sd->maps[i].bins_t * (size_t)sd->maps[i].bins_s;
+        cudaError_t e = cudaMemcpy(sd->maps[i].cells, sd->cells + at, n * sizeof(float), cudaMemcpyDeviceToHost);
+        at += n;
+        if (e != cudaSuccess) {
+            snprintf(err, errlen, "CUDA error at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+            rc = -1;
+            break;
+        }
+    }
+    cudaFree(sd->map_scratch);
+    sd->map_scratch = NULL;
+    return rc;
+}
 
 static int stats_open(stats_dev *sd, hs_cuda_model *cm, hs_head_stats_req *req, int T, char *err, size_t errlen) {
     memset(sd, 0, sizeof sd[0]);
@@ -358,6 +474,7 @@ static int forward_layers(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
                 run_capture(cm, cb, l, j, T, kn, kr, row_scale_host, window, opts, err, errlen))
                 return -1;
             if (sd->block && run_stats(cm, sd, l, j, T, kn, window, err, errlen)) return -1;
+            if (sd->map_scratch && run_maps(cm, sd, l, j, T, kn, window, err, errlen)) return -1;
             const uint8_t *mask = mask_all ? mask_all + cm->mask_off[l][j] : NULL;
             LAUNCH(cu_head_norm_gate(ws->ob, ws->o, lin ? ws->g : NULL, lin ? lw->mix[j].g_norm : NULL, mask, T,
                                      H, dv, mc->norm_eps, cm->st));
@@ -407,7 +524,7 @@ static int layers_forward(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
                           const hs_forward_opts *opts, capture_bufs *cb, stats_dev *sd, char *err,
                           size_t errlen) {
     cu_fwd_graph *g = &cm->graph;
-    if (opts->progress || opts->capture || sd->block || cm->mixer_hook || !graphs_enabled() || g->broken)
+    if (opts->progress || opts->capture || sd->block || sd->map_scratch || cm->mixer_hook || !graphs_enabled() || g->broken)
         return forward_layers(cm, T, knobs, kn, kr, row_scale_host, opts, cb, sd, err, errlen);
     unsigned char key[sizeof g->key];
     graph_key k;
@@ -532,6 +649,7 @@ int cu_forward(hs_cuda_model *cm, const int32_t *tokens, int T, const hs_knobs *
     stats_dev sd;
     if (!rc) rc = stats_open(&sd, cm, opts->stats, T, err, errlen);
     else memset(&sd, 0, sizeof sd);
+    if (!rc) rc = maps_open(&sd, cm, opts->maps, opts->n_maps, T, err, errlen);
     if (!rc) rc = layers_forward(cm, T, knobs, &kn, &kr, row_scale_host, opts, &cb, &sd, err, errlen);
     if (!rc) {
         cudaError_t e = cu_rmsnorm(ws->hb, ws->hf, ws->x, cm->norm, T, c->hidden_size, c->norm_eps, cm->st);
@@ -551,6 +669,7 @@ int cu_forward(hs_cuda_model *cm, const int32_t *tokens, int T, const hs_knobs *
     if (!rc && opts->progress) (void)opts->progress(opts->progress_ctx, 1.0);
     if (rc) cudaStreamSynchronize(cm->st);
     if (stats_close(&sd, cm, rc == 0, err, errlen)) rc = -1;
+    if (maps_close(&sd, rc == 0, err, errlen)) rc = -1;
     free(row_scale_host);
     free(mask_host);
     capture_free(&cb);

@@ -143,6 +143,29 @@ cudaError_t cu_head_stats_gdn(cu_head_stats_out o, const float *q, const float *
                               const int *rows, int n_rows, int span0, int span1, int topk,
                               cudaStream_t st);
 
+/* Pooled map of one head (kernels/cuda/pooled_map.cu; the rules of engine/analysis_map.c):
+ * cells [bins_t, bins_s] (row-major), each the mean or max of a~_{t,s} over the cell's causal
+ * entries (zeros outside a window count), NaN where there is none. rows_per_bin 0: every query
+ * row; R > 0: R evenly spaced rows of each row bin, the bin's last among them. */
+enum { CU_MAP_SOFTMAX, CU_MAP_GLA, CU_MAP_GDN };
+enum { CU_MAP_MEAN, CU_MAP_MAX };
+typedef struct {
+    int t0, t1, s0, s1;        /* half-open query and source ranges */
+    int bins_t, bins_s, rows_per_bin, agg;
+} cu_map_geom;
+typedef struct {
+    int kind, h, H, Hkv, dk;   /* head h of a mixer with H query heads (Hkv: softmax GQA) */
+    const float *q, *k;        /* [T, H*dk] / [T, Hkv*dk]: after rope (softmax), L2 norm (gdn) */
+    const float *row_scale;    /* softmax: [T] log scaling or NULL */
+    int window;                /* softmax: 0 = full causal */
+    const float *gk, *ktil;    /* gla: log gates and cu_head_stats_gla_prep's K~ */
+    const double *dchunk;      /* gla: its chunk decays */
+    const float *beta, *log_alpha; /* gdn: [T, H] */
+    int swla, W, S;            /* gla/gdn: the visible range under SWLA */
+} cu_map_head;
+size_t cu_pooled_map_scratch(int T, int bins_t, int bins_s);
+cudaError_t cu_pooled_map(float *cells, void *scratch, cu_map_geom g, cu_map_head hd, int T, cudaStream_t st);
+
 /* Incremental decoding (kernels/cuda/decode_kernels.cu): one new token against caches. */
 /* x[0..d) = embed[token, :] (the bf16 table as cu_embedding reads it). */
 cudaError_t cu_embed_token(float *x, const __nv_bfloat16 *embed, int token, int d, cudaStream_t st);

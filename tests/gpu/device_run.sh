@@ -62,5 +62,16 @@ graph)    # the forward replayed from its CUDA graph against eager launches (eng
 bench) bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
 decode)   # the GPU decoder against the CPU decoder and the GPU forward (not in the default steps: name it)
     timeout 400 bash tests/gpu/decode_check.sh > "$OUT/decode.log" 2>&1; echo "decode rc=$?"; cat "$OUT/decode.log" ;;
+map)    # GPU pooled maps against the CPU (parity's map section), then their time at 64K (376m)
+    PARITY_ONLY=map timeout 300 bash tests/gpu/parity.sh > "$OUT/map.log" 2>&1; echo "map parity rc=$?"; cat "$OUT/map.log"
+    mt=$(mktemp -d)
+    for e in swa gla gdn; do
+        $HS_BIN init $mt/$e --preset 376m --efficient $e >/dev/null || continue
+        for h in 3.0.0 1.0.0; do for rows in exact 16; do
+            /usr/bin/time -f "%e s %M KB" $HS_BIN map $mt/$e --task sk1 --length 65536 --head $h --bins 256 --rows-per-bin $rows \
+                --out $mt/m.npy --device cuda --json 2>$mt/t > $mt/j || { echo "map $e $h: $(tail -1 $mt/t)"; continue; }
+            echo "map 376m $e head $h T=65536 rows=$rows: $(tail -1 $mt/t) (whole command: load, forward, map)"
+        done; done
+    done; rm -rf $mt ;;
 dspeed) timeout 300 bash tests/gpu/decode_speed.sh "$HS_BIN" > "$OUT/dspeed.log" 2>&1; echo "dspeed rc=$?"; cat "$OUT/dspeed.log" ;;
 esac; done

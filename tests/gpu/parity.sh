@@ -11,6 +11,7 @@
 # Exit 0 pass, 1 fail, 77 no CUDA device. Env: HS_BIN (binary). Logs to stdout.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
 BIN=${HS_BIN:?HS_BIN not set}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cmp="python3 $here/compare_logits.py"
@@ -144,5 +145,32 @@ probe_check "probe gdn64 HH log-scale" "$tmp/gdn64" 700 --log-scale=32
 probe_check "probe gdn swla exact W=192" "$tmp/gdn" 700 --swla=exact --swla-window 192
 probe_check "probe swa (GQA, W=48) swa-window 20" "$tmp/swa" 700 --swa-window 20
 probe_check "probe rope HH rope window 40" "$tmp/rope" 700 --rope-window=40
+# map: pooled maps computed on the GPU inside the forward (kernels/cuda/pooled_map.cu) against
+# the CPU analysis (tests/gpu/compare_map.py states the tolerances); every row exact unless asked
+map_check() {   # name model head length [map and knob flags...]
+    local name=$1 model=$2 head=$3 len=$4; shift 4
+    if [ -n "${PARITY_ONLY:-}" ] && ! [[ "$name" =~ $PARITY_ONLY ]]; then return; fi
+    runs=$((runs + 1))
+    "$BIN" map "$model" --task sk1 --length "$len" --depth 40 --head "$head" --out "$tmp/mc.npy" "$@" --device cpu \
+        >/dev/null 2>"$tmp/err" || { echo "FAIL $name: cpu: $(tail -1 "$tmp/err")"; fails=$((fails + 1)); return; }
+    "$BIN" map "$model" --task sk1 --length "$len" --depth 40 --head "$head" --out "$tmp/mg.npy" "$@" --device cuda \
+        >/dev/null 2>"$tmp/err" || { echo "FAIL $name: cuda: $(tail -1 "$tmp/err")"; fails=$((fails + 1)); return; }
+    if r=$(python3 "$here/compare_map.py" "$tmp/mc.npy" "$tmp/mg.npy"); then echo "ok   $name: $r"
+    else echo "FAIL $name: $r"; fails=$((fails + 1)); fi
+}
+map_check "map gla head 0.0.1 T=700 bins 64" "$tmp/gla" 0.0.1 700 --bins 64 --rows-per-bin exact
+map_check "map gla nope head 3.0.0 zoom, max" "$tmp/gla" 3.0.0 700 --bins 50,30 --zoom 100:650,40:600 --agg max
+map_check "map glac swla exact W=100" "$tmp/glac" 0.0.0 700 --bins 70 --swla=exact --swla-window 100
+map_check "map gla swla overlap W=64 S=16" "$tmp/gla" 1.0.1 700 --bins 64 --swla=overlap --swla-window 64 --swla-stride 16
+map_check "map gdn64 HH gdn head, log-scale" "$tmp/gdn64" 0.0.1 700 --bins 100 --log-scale=32
+map_check "map gdn64 HH nope head, log-scale" "$tmp/gdn64" 0.1.0 700 --bins 100 --log-scale=32
+map_check "map gdn swla exact W=192, sampled 3 rows" "$tmp/gdn" 2.0.0 1500 --bins 128 --rows-per-bin 3 --swla=exact --swla-window 192
+map_check "map swa (GQA) swa-window 20" "$tmp/swa" 0.0.3 700 --bins 700 --swa-window 20
+map_check "map rope HH rope window 40" "$tmp/rope" 0.0.0 700 --bins 90,120 --rope-window=40
+for m in swa-nope-lh gla-nope-lh rope-nope-hh-3-1; do   # trained heads (peaked maps), where present
+    [ -f "$root/sample-models/$m/model.safetensors" ] || continue
+    map_check "map sample $m head 3.0.1 T=1024" "$root/sample-models/$m" 3.0.1 1024 --bins 128
+    map_check "map sample $m head 1.0.0 T=3000 sampled" "$root/sample-models/$m" 1.0.0 3000 --bins 200
+done
 echo "$runs runs, $fails failed"
 [ $fails -eq 0 ]
