@@ -73,5 +73,11 @@ map)    # GPU pooled maps against the CPU (parity's map section), then their tim
             echo "map 376m $e head $h T=65536 rows=$rows: $(tail -1 $mt/t) (whole command: load, forward, map)"
         done; done
     done; rm -rf $mt ;;
+laprof) # where the chunked gla/gdn time goes: per-kernel GPU time at 64K (nsys, else ncu summary)
+    lab=$(bash tests/gpu/la_build.sh build) || { echo "laprof: build failed"; continue; }
+    if command -v nsys >/dev/null; then
+        timeout 300 nsys profile -o /tmp/laprof --force-overwrite true --stats=false "$lab" bench 65536 8 128 > "$OUT/laprof_run.log" 2>&1
+        nsys stats --report cuda_gpu_kern_sum --format csv /tmp/laprof.nsys-rep 2>/dev/null | cut -c1-220 | head -40
+    else echo "laprof: no nsys"; fi ;;
 dspeed) timeout 300 bash tests/gpu/decode_speed.sh "$HS_BIN" > "$OUT/dspeed.log" 2>&1; echo "dspeed rc=$?"; cat "$OUT/dspeed.log" ;;
 esac; done
