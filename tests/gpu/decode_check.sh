@@ -10,8 +10,8 @@
 #   2. GPU decoder against the GPU full forward of the sequence it generated (`logits --last`):
 #      every row within the same tolerance;
 #   3. the decoder ran (no "the GPU decoder cannot run" fallback note).
-# Then a niah smoke run on CUDA, and (information only) the decoder's time against one forward
-# per token (HS_CUDA_DECODER=0). DECODE_ONLY=regex runs a subset of the cases.
+# Then a niah smoke run on CUDA (the decoder's speed: tests/gpu/decode_speed.sh).
+# DECODE_ONLY=regex runs a subset of the cases.
 # Exit 0 pass, 1 fail, 77 no CUDA device (or no python3 with numpy). Env: HS_BIN (binary).
 # Run on the GPU machine: `HS_BIN=$PWD/build/hybridscope bash tests/gpu/decode_check.sh`, or
 # `bash tests/gpu/device_run.sh decode` (builds first).
@@ -97,13 +97,6 @@ if [ -z "${DECODE_ONLY:-}" ] || [[ "niah" =~ $DECODE_ONLY ]]; then
     fi
 fi
 
-# speed, for information: 64 tokens after 1501 through the decoder and by forwards
-if [ -z "${DECODE_ONLY:-}" ]; then
-    for m in gdn64 swa64; do
-        a=$("$BIN" generate "$tmp/$m" --text "$p1500" --max-new 64 --json --device cuda 2>/dev/null | python3 -c "import json,sys; print(round(json.load(sys.stdin)['seconds'],3))")
-        b=$(HS_CUDA_DECODER=0 "$BIN" generate "$tmp/$m" --text "$p1500" --max-new 64 --json --device cuda 2>/dev/null | python3 -c "import json,sys; print(round(json.load(sys.stdin)['seconds'],3))")
-        echo "info $m: 64 tokens after 1501: decoder ${a}s, one forward per token ${b}s"
-    done
-fi
+# speed: tests/gpu/decode_speed.sh (start-up and upload cancel there; `device_run.sh dspeed`)
 echo "$runs runs, $fails failed"
 [ $fails -eq 0 ]
