@@ -39,7 +39,8 @@ static void help(void) {
            "  --agg A        mean (default) or max\n"
            "  --json         a JSON summary on stdout (grid, exactness, rows computed, value range)\n"
            "  --device D     cpu (default), cuda or auto: where the forward and the pooling run\n"
-           "                 (on cuda every row is cheap: --rows-per-bin exact at 64K is fine)\n\n%s",
+           "                 (same rules and defaults on both; add --rows-per-bin exact for\n"
+           "                 exact maps of long inputs, which the GPU makes affordable)\n\n%s",
            HS_MAP_EXACT_T, HS_MAP_SAMPLE_ROWS, HS_MAP_SAMPLE_ROWS, hs_input_help, hs_knobs_help);
 }
 
