@@ -185,11 +185,12 @@ class Mixture:
     """Endless rows of ROW tokens with loss weights; deterministic from seed."""
 
     def __init__(self, assets, L0, seed, p_needle=0.6, p_full=0.3, answer_weight=5.0, p_copy=0.0,
-                 copy_weight=2.0):
+                 copy_weight=2.0, copy_lengths=(8, 480)):
         self.a, self.L0, self.row = assets, L0, L0 + 32
         self.rng = random.Random(seed)
         self.p_needle, self.p_full, self.answer_weight = p_needle, p_full, answer_weight
         self.p_copy, self.copy_weight = p_copy, copy_weight
+        self.copy_lengths = copy_lengths
         self.min_len = {t: min_length(assets, t) for t in (SK1, SK2, SK3)}
 
     def prose(self, n):
@@ -200,11 +201,14 @@ class Mixture:
         """Random strings each followed by " | " and the string again: the second copy is
         predictable only by looking back (an induction head), the mechanism needle answers
         need; models that had not found it answered every needle with one constant. String
-        lengths are log-uniform in [8, 480], so the look-back distance ranges from a few
-        tokens (within a swa window) to half the row (only a global head reaches it)."""
+        lengths are log-uniform in copy_lengths ([8, 480] by default), so the look-back
+        distance ranges from a few tokens (within a swa window) to half the row (only a global
+        head reaches it); a short range such as [8, 32] (nearly every character unique in its
+        string) is the easier drill."""
         toks, w = [BOS], [1.0]
         while len(toks) < self.row:
-            n = int(round(math.exp(self.rng.uniform(math.log(8), math.log(480)))))
+            lo, hi = self.copy_lengths
+            n = int(round(math.exp(self.rng.uniform(math.log(lo), math.log(hi)))))
             r = [ord(self.rng.choice(COPY_ALPHABET)) for _ in range(n)]
             seg = r + list(b" | ")
             toks += seg + r + [ord("\n")]
@@ -241,7 +245,7 @@ class Mixture:
         return {"row_tokens": self.row, "p_needle": self.p_needle, "p_full_length": self.p_full,
                 "answer_weight": self.answer_weight, "tasks": "sk1/sk2/sk3 uniform",
                 "p_copy": self.p_copy,
-                "copy_rows": "random [0-9a-z] strings, length log-uniform in [8, 480], ' | ', "
+                "copy_rows": f"random [0-9a-z] strings, length log-uniform in {list(self.copy_lengths)}, ' | ', "
                              f"the string again (weight {self.copy_weight}); the rest of the row after p_copy: "
                              "needle with p_needle, else prose",
                 "depth": "uniform [0, 100]",

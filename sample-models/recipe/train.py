@@ -84,12 +84,15 @@ def main():
     ap.add_argument("--answer-weight", type=float, default=5.0)
     ap.add_argument("--p-copy", type=float, default=0.0,
                     help="share of rows that are copy drills (see data.Mixture.copy_row)")
+    ap.add_argument("--copy-lengths", default="8,480",
+                    help="LO,HI: copy-drill string lengths, log-uniform (see data.Mixture.copy_row)")
     ap.add_argument("--assets", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--time-limit", type=float, default=0, help="seconds; stop early (recorded)")
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--ckpt-every", type=int, default=500)
-    ap.add_argument("--eval-per-task", type=int, default=30)
+    ap.add_argument("--eval-per-task", type=int, default=30,
+                    help="final torch NIAH prompts per task (10 depths x N/10 seeds; >= 10)")
     ap.add_argument("--eval-every", type=int, default=0,
                     help="steps between quick SK1 checks (10 prompts at L0) in the log; 0: none")
     ap.add_argument("--cuda-graph", type=int, default=1,
@@ -117,6 +120,14 @@ def main():
     ap.add_argument("--probe-steps", type=int, default=30)
     ap.add_argument("--reserve", type=float, default=40, help="seconds kept for eval and export")
     a = ap.parse_args()
+    if a.eval_per_task < 10:
+        raise SystemExit(f"--eval-per-task: at least 10 (10 depths x N/10 seeds), got {a.eval_per_task}")
+    try:
+        lo, hi = (int(x) for x in a.copy_lengths.split(","))
+        if not 1 <= lo <= hi:
+            raise ValueError
+    except ValueError:
+        raise SystemExit(f"--copy-lengths: expected LO,HI with 1 <= LO <= HI, got {a.copy_lengths!r}")
 
     t_start = time.time()
     torch.manual_seed(a.seed)
@@ -161,6 +172,7 @@ def main():
     # a resumed phase draws fresh rows from the same mixture (seed offset by the steps done)
     mixture = data.Mixture(assets, cfg["train_context"], a.data_seed + 7919 * step0,
                            p_needle=a.p_needle, p_copy=a.p_copy,
+                           copy_lengths=tuple(int(x) for x in a.copy_lengths.split(",")),
                            answer_weight=a.answer_weight)
     os.makedirs(a.out, exist_ok=True)
     log = open(os.path.join(a.out, a.name + ".log"), "a")
