@@ -420,6 +420,11 @@ static int naive_map_check(const fake *f, int head, hs_map_opts o, int sampled_r
         for (int t = o.t0; t < o.t1; t++) if (t >= o.s0) want_rows++;
         if (used != want_rows) { snprintf(why, n, "rows used %lld, expected %lld", used, want_rows); ok = 0; }
     }
+    /* the CUDA path reports its rows through hs_map_rows_used: the same count, sampled too */
+    if (ok && hs_map_rows_used(&o) != used) {
+        snprintf(why, n, "hs_map_rows_used %lld, the CPU pooling computed %lld", hs_map_rows_used(&o), used);
+        ok = 0;
+    }
     hs_pooled_map_free(&pm);
     free(full);
     return ok;
