@@ -123,7 +123,7 @@ int hs_cli_resolve_model(char *out, size_t n, const char *arg, char *err, size_t
     return -1;
 }
 
-static double now_s(void) {
+double hs_cli_now_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
@@ -134,12 +134,12 @@ void hs_progress_begin(hs_progress *p, const char *label) {
     snprintf(p->label, sizeof p->label, "%s", label);
     const char *force = getenv("HS_PROGRESS");
     p->enabled = force ? atoi(force) != 0 : isatty(STDERR_FILENO);
-    p->start = now_s();
+    p->start = hs_cli_now_s();
 }
 
 void hs_progress_update(hs_progress *p, double fraction) {
     if (!p->enabled) return;
-    double t = now_s();
+    double t = hs_cli_now_s();
     if (t - p->start < 1.0 || t - p->last_draw < 0.1) return;
     if (fraction < 0) fraction = 0;
     if (fraction > 1) fraction = 1;

@@ -44,6 +44,9 @@ hs_model *hs_cli_load_model(const char *cmd, const char *arg, const hs_knobs *k,
                             size_t n);
 void hs_cli_free_model(hs_model *m);
 
+/* Seconds on the monotonic clock (for the "seconds" fields of --json outputs). */
+double hs_cli_now_s(void);
+
 /* A progress bar on stderr, drawn only when stderr is a terminal (or HS_PROGRESS=1) and the
  * work has run for more than a second; hs_progress_done erases it. */
 typedef struct {

@@ -39,12 +39,6 @@ static void usage(FILE *f) {
             hs_knobs_help);
 }
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void print_json(const char *dir, const char *device, const char *knobs, int T, const int32_t *gen,
                        int n, int at_eos, const char *text, double secs) {
     cJSON *o = cJSON_CreateObject();
@@ -117,10 +111,10 @@ static int cmd_generate(int argc, char **argv) {
     memcpy(seq, tok, sizeof(int32_t) * (size_t)T);
     int32_t *gen = seq + T;
     int n = 0;
-    double t0 = now_s();
+    double t0 = hs_cli_now_s();
     if (hs_generate_greedy_on(device, m, &knobs, tok, T, n_max, gen, &n, logits, NULL, err, sizeof err))
         hs_cli_fail(CMD, "%s", err);
-    double secs = now_s() - t0;
+    double secs = hs_cli_now_s() - t0;
     const int at_eos = n < n_max;
 
     if (logits_path) {

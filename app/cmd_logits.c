@@ -36,12 +36,6 @@ static void usage(FILE *f) {
             hs_knobs_help);
 }
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static int on_progress(void *ctx, double f) {
     hs_progress_update(ctx, f);
     return 0;
@@ -147,9 +141,9 @@ static int cmd_logits(int argc, char **argv) {
     o.n_logit_rows = rows;
     o.progress = on_progress;
     o.progress_ctx = &bar;
-    double t0 = now_s();
+    double t0 = hs_cli_now_s();
     int rc = hs_forward_on(device, &m, tok, T, &knobs, &o, err, sizeof err);
-    double secs = now_s() - t0;
+    double secs = hs_cli_now_s() - t0;
     hs_progress_done(&bar);
     if (rc) hs_cli_fail(CMD, "%s", err);
 

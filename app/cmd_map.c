@@ -37,7 +37,8 @@ static void help(void) {
            "  --bins B       grid size, B or Bt,Bs (default 256; at most 1024; clamped to the range)\n"
            "  --zoom t0:t1,s0:s1  half-open query and source ranges (default the whole input)\n"
            "  --agg A        mean (default) or max\n"
-           "  --json         a JSON summary on stdout (grid, exactness, rows computed, value range)\n"
+           "  --json         a JSON summary on stdout (grid, exactness, rows computed, value range,\n"
+           "                 device, seconds of the forward and the pooling)\n"
            "  --device D     cpu (default), cuda or auto: where the forward and the pooling run\n"
            "                 (same rules and defaults on both; add --rows-per-bin exact for\n"
            "                 exact maps of long inputs, which the GPU makes affordable)\n\n%s",
@@ -141,10 +142,12 @@ static int cmd_map(int argc, char **argv) {
     hs_progress_begin(&bar, "map");
     hs_pooled_map pm;
     long long rows = 0;
+    double t0 = hs_cli_now_s();
     int rc = device == HS_DEVICE_CUDA
                  ? hs_pooled_maps_cuda(&pm, m, k, in.tokens, in.T, &o, 1, &rows, hs_input_progress, &bar, err, sizeof err)
                  : hs_pooled_map_compute(&pm, m, k, in.tokens, in.T, &o, &rows, hs_input_progress, &bar,
                                          err, sizeof err);
+    double secs = hs_cli_now_s() - t0;
     hs_progress_done(&bar);
     if (rc) hs_cli_fail(CMD, "%s", err);
     int64_t shape[2] = { pm.bins_t, pm.bins_s };
@@ -176,6 +179,8 @@ static int cmd_map(int argc, char **argv) {
         cJSON_AddBoolToObject(j, "exact", R == 0);
         cJSON_AddNumberToObject(j, "rows_per_bin", R);
         cJSON_AddNumberToObject(j, "rows_computed", (double)rows);
+        cJSON_AddStringToObject(j, "device", device == HS_DEVICE_CUDA ? "cuda" : "cpu");
+        cJSON_AddNumberToObject(j, "seconds", secs);
         cJSON_AddNumberToObject(j, "nan_cells", (double)nan_cells);
         if (nan_cells < n) {
             cJSON_AddNumberToObject(j, "min", lo);
