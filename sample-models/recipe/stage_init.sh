@@ -1,0 +1,37 @@
+#!/bin/bash
+# Stages a training call on the device (whose tree must stay under 64 MiB): moves the weights
+# of the models that meet the bar out of the tree and puts the weights to continue from into
+# sample-models/NAME/ (for `device_train.sh ... --init-from sample-models`); `restore` undoes
+# both. Never commit between the two (git status shows the moved files as D / M).
+#   bash sample-models/recipe/stage_init.sh stage FROM_DIR NAME...   (FROM_DIR/NAME/model.safetensors)
+#   bash sample-models/recipe/stage_init.sh restore
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+stash=${HS_STASH:-/tmp/hs_stash}
+case ${1:-} in
+stage)
+    from=$2; shift 2
+    [ $# -gt 0 ] || { echo "stage_init: no model names" >&2; exit 2; }
+    [ -e "$stash" ] && { echo "stage_init: $stash exists (restore first)" >&2; exit 1; }
+    for n in "$@"; do
+        [ -f "$from/$n/model.safetensors" ] || { echo "stage_init: $from/$n/model.safetensors missing" >&2; exit 1; }
+    done
+    mkdir -p "$stash/keep"
+    for d in "$root"/sample-models/*/; do
+        n=$(basename "$d")
+        [ -f "$d/model.safetensors" ] || continue
+        case " $* " in *" $n "*) continue ;; esac
+        mkdir -p "$stash/keep/$n" && mv "$d/model.safetensors" "$stash/keep/$n/"
+    done
+    for n in "$@"; do cp "$from/$n/model.safetensors" "$root/sample-models/$n/model.safetensors"; done
+    echo "staged: $*; kept aside: $(ls "$stash/keep" | tr '\n' ' ')"
+    du -sh --exclude=.git --exclude=build --exclude=.torchenv --exclude=.train-state "$root" ;;
+restore)
+    [ -d "$stash/keep" ] || { echo "stage_init: nothing staged ($stash)" >&2; exit 1; }
+    for d in "$stash"/keep/*/; do mv "$d/model.safetensors" "$root/sample-models/$(basename "$d")/"; done
+    # the staged weights go back to the committed ones
+    (cd "$root" && git checkout -- sample-models/*/model.safetensors)
+    rm -rf "$stash"
+    (cd "$root" && git status --short sample-models) ;;
+*) echo "usage: stage_init.sh stage FROM_DIR NAME... | restore" >&2; exit 2 ;;
+esac
