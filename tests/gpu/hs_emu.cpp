@@ -36,43 +36,15 @@
 
 #include "cuda_runtime.h"
 #include "emu_runtime.h"
+#include "emu_mem.h"
 #include "head_stats_body.cuh"
 
 enum { SOFTMAX, GLA, GDN };
 static const char *kind_name[] = {"softmax", "gla", "gdn"};
 
-/* ---- "device" memory ----------------------------------------------------------------------- */
-
-struct Map { void *base; size_t len; };
-static std::vector<Map> maps;
-
-/* n values of V (filled with `fill`) ending exactly at a PROT_NONE page; the bytes before the
- * buffer in its pages are 0xff (NaN as float or double, -1 as int). */
-template <class V> static V *dev(size_t n, V fill) {
-    const size_t pg = (size_t)sysconf(_SC_PAGESIZE), bytes = n * sizeof(V);
-    const size_t len = (bytes + pg - 1) / pg * pg + pg;
-    char *base = (char *)mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED || mprotect(base + len - pg, pg, PROT_NONE)) {
-        perror("hs_emu: mmap");
-        exit(1);
-    }
-    maps.push_back(Map{base, len});
-    memset(base, 0xff, len - pg - bytes);
-    V *p = (V *)(base + len - pg - bytes);
-    for (size_t i = 0; i < n; i++) p[i] = fill;
-    return p;
-}
-
-static void dev_free_all() {
-    for (const Map &m : maps) munmap(m.base, m.len);
-    maps.clear();
-}
 
 /* ---- cases and inputs ---------------------------------------------------------------------- */
 
-static unsigned seed = 7u;
-static float frand() { seed = seed * 1664525u + 1013904223u; return (float)((seed >> 8) & 0xffffff) / 16777216.0f; }
-static float srand1() { return 2 * frand() - 1; }
 
 struct Case {
     const char *name;
