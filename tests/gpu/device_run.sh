@@ -48,6 +48,11 @@ sanitize)
             HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
             echo "sanitizer tool=$tool rc=$? chunk model=$(basename ${args%% *}) ${args#* } $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         done
+        # the pooled-map kernel (kernels/cuda/pooled_map.cu): gla (HH, with its nope head), gdn, both with SWLA
+        for args in "$tmp/m --head 0.0.1 --swla --swla-window 40" "$tmp/m --head 0.1.0 --agg max" "$tmp/g --head 1.0.2 --swla=overlap --swla-window 48"; do
+            timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN map $args --text-file $tmp/t --bins 30 --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
+            echo "sanitizer tool=$tool rc=$? map model=$(basename ${args%% *}) ${args#* } $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
+        done
     done ;;
 graph)    # the forward replayed from its CUDA graph against eager launches (engine/cuda/forward.cu)
     BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/graph_build.log" 2>&1 || { echo "graph: build failed"; tail -5 "$OUT/graph_build.log"; }
