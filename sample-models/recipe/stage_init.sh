@@ -4,16 +4,25 @@
 # sample-models/NAME/ (for `device_train.sh ... --init-from sample-models`); `restore` undoes
 # both. Never commit between the two (git status shows the moved files as D / M).
 #   bash sample-models/recipe/stage_init.sh stage FROM_DIR NAME...   (FROM_DIR/NAME/model.safetensors)
+#   bash sample-models/recipe/stage_init.sh keep NAME...   (every other model's weights aside)
+#   bash sample-models/recipe/stage_init.sh aside          (every model's weights aside)
 #   bash sample-models/recipe/stage_init.sh restore
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 stash=${HS_STASH:-/tmp/hs_stash}
-case ${1:-} in
-stage)
-    from=$2; shift 2
-    [ $# -gt 0 ] || { echo "stage_init: no model names" >&2; exit 2; }
+mode=${1:-}; [ $# -gt 0 ] && shift
+case $mode in
+stage|aside|keep)
+    from=
+    case $mode in
+    stage) [ $# -ge 2 ] || { echo "stage_init: stage FROM_DIR NAME... (at least one name)" >&2; exit 2; }
+           from=$1; shift ;;
+    keep)  [ $# -ge 1 ] || { echo "stage_init: keep NAME... (at least one name)" >&2; exit 2; } ;;
+    aside) [ $# -eq 0 ] || { echo "stage_init: aside takes no names" >&2; exit 2; } ;;
+    esac
     [ -e "$stash" ] && { echo "stage_init: $stash exists (restore first)" >&2; exit 1; }
     for n in "$@"; do
+        [ -z "$from" ] && { [ -f "$root/sample-models/$n/model.safetensors" ] || { echo "stage_init: no model $n" >&2; exit 1; }; continue; }
         [ -f "$from/$n/model.safetensors" ] || { echo "stage_init: $from/$n/model.safetensors missing" >&2; exit 1; }
     done
     mkdir -p "$stash/keep"
@@ -23,8 +32,8 @@ stage)
         case " $* " in *" $n "*) continue ;; esac
         mkdir -p "$stash/keep/$n" && mv "$d/model.safetensors" "$stash/keep/$n/"
     done
-    for n in "$@"; do cp "$from/$n/model.safetensors" "$root/sample-models/$n/model.safetensors"; done
-    echo "staged: $*; kept aside: $(ls "$stash/keep" | tr '\n' ' ')"
+    [ -n "$from" ] && for n in "$@"; do cp "$from/$n/model.safetensors" "$root/sample-models/$n/model.safetensors"; done
+    echo "in the tree: ${*:-nothing}; kept aside: $(ls "$stash/keep" | tr '\n' ' ')"
     du -sh --exclude=.git --exclude=build --exclude=.torchenv --exclude=.train-state "$root" ;;
 restore)
     [ -d "$stash/keep" ] || { echo "stage_init: nothing staged ($stash)" >&2; exit 1; }
@@ -33,5 +42,5 @@ restore)
     (cd "$root" && git checkout -- sample-models/*/model.safetensors)
     rm -rf "$stash"
     (cd "$root" && git status --short sample-models) ;;
-*) echo "usage: stage_init.sh stage FROM_DIR NAME... | restore" >&2; exit 2 ;;
+*) echo "usage: stage_init.sh stage FROM_DIR NAME... | keep NAME... | aside | restore" >&2; exit 2 ;;
 esac
