@@ -262,10 +262,10 @@ static int stats_open(stats_dev *sd, hs_cuda_model *cm, hs_head_stats_req *req, 
             return -1;
         }
     size_t n = (size_t)cm->total_heads * (size_t)req->n_rows;
-    size_t off_rows = 0, off_ent = ((size_t)req->n_rows * sizeof(int) + 255) & ~(size_t)255;
-    size_t off_hit = off_ent + ((n * sizeof(double) + 255) & ~(size_t)255);
-    size_t off_am = off_hit + ((n * sizeof(int) + 255) & ~(size_t)255);
-    size_t off_dc = off_am + ((n * sizeof(int) + 255) & ~(size_t)255);
+    size_t off_rows = 0, off_ent = pad256((size_t)req->n_rows * sizeof(int));
+    size_t off_hit = off_ent + pad256(n * sizeof(double));
+    size_t off_am = off_hit + pad256(n * sizeof(int));
+    size_t off_dc = off_am + pad256(n * sizeof(int));
     size_t bytes = off_dc + cu_head_stats_gla_scratch(T, (int)cm->width);
     CUDA_CHECK(cudaMalloc(&sd->block, bytes));
     char *b = (char *)sd->block;
