@@ -14,6 +14,8 @@ using namespace nvcuda;
 #define GLA_THREADS 256
 #define GLA_WARPS (GLA_THREADS / 32)
 #define GLA_SCR 1152             /* per-warp scratch floats: two 16 x 36 slabs */
+/* the output kernel stages Z (dk x (dv + 4) floats) over ks and bs (2 LC (dk + 4)) */
+static_assert(CU_LA_CHUNK_MAXD <= 2 * LC, "Z fits over ks and bs");
 
 struct gla_args {
     float *out;
@@ -165,9 +167,11 @@ __host__ __device__ static gla_out_layout gla_out_make(int dk, int dv) {
  * of a full earlier chunk j. */
 __device__ static void gla_load_key_chunk(const gla_args &a, int j, int h, float *ks, float *vs, float *pj) {
     const int dk = a.dk;
-    la_load_tile(ks, dk + 4, a.Kh, (size_t)a.H * dk, (size_t)h * dk, j * LC, a.N * LC, dk);
-    la_load_tile(vs, a.dv + 4, a.v, (size_t)a.H * a.dv, (size_t)h * a.dv, j * LC, a.T, a.dv);
+    la_load_tile_async(ks, dk + 4, a.Kh, (size_t)a.H * dk, (size_t)h * dk, j * LC, a.N * LC, dk);
+    la_load_tile_async(vs, a.dv + 4, a.v, (size_t)a.H * a.dv, (size_t)h * a.dv, j * LC, a.T, a.dv);
+    __pipeline_commit();
     for (int c = threadIdx.x; c < dk; c += blockDim.x) pj[c] = a.P[((size_t)j * a.H + h) * dk + c];
+    __pipeline_wait_prior(0);
     __syncthreads();
 }
 
@@ -184,11 +188,15 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     const int fz = win ? la_chunk_fz(n, a.T, a.swla, a.W, a.S) : 0;
     const int pd = win ? la_chunk_pd(n, a.swla, a.W, a.S) : 0;
 
-    la_load_tile(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
-    la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
-    la_load_tile(bs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
-    la_load_tile(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+    /* the four tiles in one round trip (cp.async): one block per SM leaves no other block to
+     * hide a load's latency behind */
+    la_load_tile_async(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile_async(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile_async(bs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile_async(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+    __pipeline_commit();
     for (int t = tid; t < LC; t += blockDim.x) lo[t] = (int)la_chunk_lo((long)t0 + t, a.swla, a.W, a.S);
+    __pipeline_wait_prior(0);
     __syncthreads();
     for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= a.scale;
     for (int c = tid; c < dk; c += blockDim.x) {
@@ -250,6 +258,22 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         const int t = i / dk, c = i % dk;
         qs[t * LDK + c] *= __expf(bs[t * LDK + c]);
     }
+    /* The carried state Z_n (dk x dv) goes to shared memory over ks and bs, which are free once
+     * Qt is complete (dk (dv + 4) <= 2 LC (dk + 4) for dk, dv <= 128), while the warps do A V:
+     * read straight from global memory inside the tile products, each k-slice waited for its
+     * load (the kernel's largest cost before). */
+    float *zs = ks;
+    const bool carried = fz < n;
+    __syncthreads();                       /* Qt complete, ks and bs free */
+    if (carried) {
+        const float *zn = a.Z + ((size_t)n * a.H + h) * dk * dv;
+        const int q4 = dv >> 2;
+        for (int i = tid; i < dk * q4; i += blockDim.x) {
+            const int r = i / q4, c = (i % q4) * 4;
+            __pipeline_memcpy_async(zs + r * LDV + c, zn + (size_t)r * dv + c, 16);
+        }
+        __pipeline_commit();
+    }
 
     const int nbv = dv / 16, ntile = 4 * nbv;
     la_acc acc[4];
@@ -264,15 +288,15 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
                                        (rb + 1) * 16);
         }
     }
-    __syncthreads();                       /* Qt complete */
-    if (fz < n) {
-        const float *zn = a.Z + ((size_t)n * a.H + h) * dk * dv;
+    if (carried) {
+        __pipeline_wait_prior(0);
+        __syncthreads();                   /* Z_n in zs */
         #pragma unroll
         for (int u = 0; u < 4; u++) {
             const int tile = warp + GLA_WARPS * u;
             if (tile < ntile) {
                 const int rb = tile / nbv, cb = tile % nbv;
-                la_mma<la_a_row, la_b_row>(acc[u], qs + rb * 16 * LDK, LDK, 8, zn + cb * 16, dv, (size_t)8 * dv, dk);
+                la_mma<la_a_row, la_b_row>(acc[u], qs + rb * 16 * LDK, LDK, 8, zs + cb * 16, LDV, (size_t)8 * LDV, dk);
             }
         }
     }

@@ -166,7 +166,7 @@ int main(int argc, char **argv) {
     for (int T : {1, 63, 65, 200}) run_case(0, T, 2, 32, 32, 0.05f, 0, 0, 0);
     run_case(0, 130, 1, 32, 16, 6.0f, 0, 0, 0);
     run_case(0, 130, 1, 16, 48, 0.3f, 0, 0, 0);
-    if (!quick) run_case(0, 129, 1, 128, 128, 0.02f, 0, 0, 0);
+    run_case(0, 129, 1, 128, 128, 0.02f, 0, 0, 0);    /* Z staged over ks and bs: only dk > 64 reaches bs */
     /* gla exact: W a multiple of the chunk, not, below it; overlap: aligned, S < chunk, straddling */
     run_case(0, 300, 1, 32, 32, 0.02f, 1, 64, 0);
     run_case(0, 300, 1, 32, 32, 0.02f, 1, 100, 0);
@@ -175,7 +175,7 @@ int main(int argc, char **argv) {
     run_case(0, 300, 1, 32, 32, 0.02f, 2, 128, 64);
     run_case(0, 300, 1, 32, 32, 0.02f, 2, 100, 30);
     run_case(0, 300, 1, 32, 32, 0.02f, 2, 200, 150);
-    if (!quick) run_case(0, 300, 1, 128, 128, 0.02f, 1, 100, 0);   /* two cut chunks at full head size */
+    run_case(0, 300, 1, 128, 128, 0.02f, 1, 100, 0);  /* two cut chunks at full head size */
     /* gdn plain and chunk-aligned overlap */
     for (int T : {1, 65, 200}) run_case(1, T, 2, 32, 32, 0.05f, 0, 0, 0);
     run_case(1, 130, 1, 16, 48, 2.0f, 0, 0, 0);
