@@ -11,9 +11,18 @@
 
 using namespace nvcuda;
 
-#define GLA_THREADS 256
+/* The output kernel holds ~150 KB of shared memory, so one block runs per SM and its own warps
+ * must hide every latency: 16 warps rather than 8 halve each warp's serial chain of tile
+ * products and row walks. (-DGLA_THREADS=256 builds the 8-warp kernel for comparison.) */
+#ifndef GLA_THREADS
+#define GLA_THREADS 512
+#endif
 #define GLA_WARPS (GLA_THREADS / 32)
 #define GLA_SCR 1152             /* per-warp scratch floats: two 16 x 36 slabs */
+#define GLA_OFFDIAG 6            /* warps that build the 6 off-diagonal 16 x 16 blocks */
+/* output tiles (4 row blocks x dv/16) per warp, at most */
+#define GLA_TPW ((4 * (CU_LA_CHUNK_MAXD / 16) + GLA_WARPS - 1) / GLA_WARPS)
+static_assert(GLA_WARPS >= GLA_OFFDIAG, "one warp per off-diagonal block");
 /* the output kernel stages Z (dk x (dv + 4) floats) over ks and bs (2 LC (dk + 4)) */
 static_assert(CU_LA_CHUNK_MAXD <= 2 * LC, "Z fits over ks and bs");
 
@@ -156,7 +165,7 @@ __host__ __device__ static gla_out_layout gla_out_make(int dk, int dv) {
     L.bs = off; off += (size_t)LC * (dk + 4);
     L.vs = off; off += (size_t)LC * (dv + 4);
     L.as = off; off += (size_t)LC * LA_LDA;
-    L.scr = off; off += (size_t)GLA_WARPS * GLA_SCR;
+    L.scr = off; off += (size_t)GLA_OFFDIAG * GLA_SCR;
     L.pj = off; off += CU_LA_CHUNK_MAXD;
     L.lo = off; off += LC;
     L.total = off;
@@ -209,7 +218,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     __syncthreads();
 
     /* off-diagonal 16 x 16 blocks of the intra-chunk matrix (6 of them, one per warp) */
-    if (warp < 6) {
+    if (warp < GLA_OFFDIAG) {
         const int bi = warp < 3 ? warp + 1 : (warp < 5 ? warp - 1 : 3);
         const int bj = warp < 3 ? 0 : (warp < 5 ? 1 : 2);
         const int r = bj * 16 + 15;
@@ -276,9 +285,9 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     }
 
     const int nbv = dv / 16, ntile = 4 * nbv;
-    la_acc acc[4];
+    la_acc acc[GLA_TPW];
     #pragma unroll
-    for (int u = 0; u < 4; u++) {
+    for (int u = 0; u < GLA_TPW; u++) {
         wmma::fill_fragment(acc[u], 0.0f);
         const int tile = warp + GLA_WARPS * u;
         if (tile < ntile) {
@@ -292,7 +301,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         __pipeline_wait_prior(0);
         __syncthreads();                   /* Z_n in zs */
         #pragma unroll
-        for (int u = 0; u < 4; u++) {
+        for (int u = 0; u < GLA_TPW; u++) {
             const int tile = warp + GLA_WARPS * u;
             if (tile < ntile) {
                 const int rb = tile / nbv, cb = tile % nbv;
@@ -312,8 +321,8 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
             /* key columns before kfirst(rb) are masked for every row of row block rb (the visible
              * start never decreases with t): those tiles are neither computed nor read */
             #define KFIRST(rb) (min(LC, max(0, lo[(rb) * 16] - j * LC)) & ~15)
-            for (int u = 0; u < 2; u++) {
-                const int tile = warp + GLA_WARPS * u, rb = tile >> 2, cb = tile & 3;
+            for (int tile = warp; tile < 16; tile += GLA_WARPS) {
+                const int rb = tile >> 2, cb = tile & 3;
                 if (cb * 16 < KFIRST(rb)) continue;
                 la_acc c;
                 wmma::fill_fragment(c, 0.0f);
@@ -329,7 +338,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
                 for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= expf(pj[i % dk]);
             __syncthreads();
             #pragma unroll
-            for (int u = 0; u < 4; u++) {
+            for (int u = 0; u < GLA_TPW; u++) {
                 const int tile = warp + GLA_WARPS * u;
                 if (tile < ntile) {
                     const int rb = tile / nbv, cb = tile % nbv, k0 = KFIRST(rb);
@@ -342,7 +351,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     }
     __syncthreads();                       /* vs becomes the output staging area */
     #pragma unroll
-    for (int u = 0; u < 4; u++) {
+    for (int u = 0; u < GLA_TPW; u++) {
         const int tile = warp + GLA_WARPS * u;
         if (tile < ntile) {
             const int rb = tile / nbv, cb = tile % nbv;

@@ -185,11 +185,12 @@ class Mixture:
     """Endless rows of ROW tokens with loss weights; deterministic from seed."""
 
     def __init__(self, assets, L0, seed, p_needle=0.6, p_full=0.3, answer_weight=5.0, p_copy=0.0,
-                 copy_weight=2.0, copy_lengths=(8, 480)):
+                 copy_weight=2.0, copy_lengths=(8, 480), p_kv=0.0):
         self.a, self.L0, self.row = assets, L0, L0 + 32
         self.rng = random.Random(seed)
         self.p_needle, self.p_full, self.answer_weight = p_needle, p_full, answer_weight
         self.p_copy, self.copy_weight = p_copy, copy_weight
+        self.p_kv = p_kv
         self.copy_lengths = copy_lengths
         self.min_len = {t: min_length(assets, t) for t in (SK1, SK2, SK3)}
 
@@ -215,8 +216,59 @@ class Mixture:
             w += [1.0] * len(seg) + [self.copy_weight] * n + [1.0]
         return toks[:self.row], w[:self.row]
 
+    def kv_group(self, pairs):
+        """Tokens and weights of one group: the needles (0-2 noise sentences before each),
+        then one question per key in a shuffled order with its answer."""
+        ctx = []
+        for key, value in pairs:
+            ctx += [self.rng.choice(NOISE) for _ in range(self.rng.randint(0, 2))]
+            ctx.append(NEEDLE.format(key=key, value=value))
+        seg = list(" ".join(ctx).encode())
+        sw = [1.0] * len(seg)
+        order = pairs[:]
+        self.rng.shuffle(order)
+        for key, value in order:
+            q = list(("\nThe special magic number for " + key + " mentioned in the provided text is").encode())
+            seg += q + list((" " + value + ".").encode())
+            sw += [1.0] * len(q) + [1.0] + [self.answer_weight] * len(value) + [1.0]
+        return seg + [ord("\n")], sw + [1.0]
+
+    def kv_row(self):
+        """Dense key-value recall in the needle's own sentences: groups of 2-12 needles
+        ("One of the special magic numbers for KEY is: VALUE."), each group followed by one
+        question per key in a shuffled order, answered with the value (weight answer_weight).
+        A needle row carries one answer; this one carries ~8, at look-back distances of a few
+        to hundreds of tokens, among distractor keys of the same form. Keys are distinct
+        within a row; a group that does not fit the rest of the row is cut to fewer needles."""
+        toks, w = [BOS], [1.0]
+        used = set()
+        while self.row - len(toks) > 200:
+            pairs = []
+            for _ in range(self.rng.randint(2, 12)):
+                key = self.rng.choice(self.a.adjectives) + "-" + self.rng.choice(self.a.nouns)
+                while key in used:
+                    key = self.rng.choice(self.a.adjectives) + "-" + self.rng.choice(self.a.nouns)
+                used.add(key)
+                pairs.append((key, str(1000000 + self.rng.randrange(9000000))))
+            while pairs:
+                seg, sw = self.kv_group(pairs)
+                if len(toks) + len(seg) <= self.row:
+                    break
+                pairs = pairs[:-1]
+            if not pairs:
+                break
+            toks += seg
+            w += sw
+        rest = self.row - len(toks)
+        if rest > 0:
+            toks += [BOS] + self.prose(rest - 1)
+            w += [1.0] * rest
+        return toks[:self.row], w[:self.row]
+
     def sample(self):
         """(tokens[ROW], weights[ROW]) for one row."""
+        if self.p_kv and self.rng.random() < self.p_kv:
+            return self.kv_row()
         if self.p_copy and self.rng.random() < self.p_copy:
             return self.copy_row()
         if self.rng.random() >= self.p_needle:
@@ -245,6 +297,10 @@ class Mixture:
         return {"row_tokens": self.row, "p_needle": self.p_needle, "p_full_length": self.p_full,
                 "answer_weight": self.answer_weight, "tasks": "sk1/sk2/sk3 uniform",
                 "p_copy": self.p_copy,
+                "p_kv": self.p_kv,
+                "kv_rows": "groups of 2-12 needle sentences (0-2 noise sentences between), then one question "
+                           "per key in shuffled order answered with the value (weight answer_weight); "
+                           "drawn before copy rows",
                 "copy_rows": f"random [0-9a-z] strings, length log-uniform in {list(self.copy_lengths)}, ' | ', "
                              f"the string again (weight {self.copy_weight}); the rest of the row after p_copy: "
                              "needle with p_needle, else prose",

@@ -84,6 +84,9 @@ def main():
     ap.add_argument("--answer-weight", type=float, default=5.0)
     ap.add_argument("--p-copy", type=float, default=0.0,
                     help="share of rows that are copy drills (see data.Mixture.copy_row)")
+    ap.add_argument("--p-kv", type=float, default=0.0,
+                    help="share of rows that are dense key-value recall groups in the needle's "
+                         "sentences (see data.Mixture.kv_row), drawn before copy rows")
     ap.add_argument("--copy-lengths", default="8,480",
                     help="LO,HI: copy-drill string lengths, log-uniform (see data.Mixture.copy_row)")
     ap.add_argument("--assets", required=True)
@@ -115,6 +118,11 @@ def main():
     ap.add_argument("--deadline", type=float, default=0,
                     help="epoch seconds: the whole family must finish training by then; the "
                          "step count is then set once, identically for all, after --probe-steps")
+    ap.add_argument("--pace", choices=("family", "own"), default="family",
+                    help="with --deadline: family: every member runs the step count of the slowest "
+                         "(comparable runs); own: each member runs as many steps as its own step time "
+                         "allows by the deadline (the fast softmax members otherwise idle for half "
+                         "the call)")
     ap.add_argument("--sync-dir", default="", help="with --deadline: where members report timing")
     ap.add_argument("--family-size", type=int, default=1)
     ap.add_argument("--probe-steps", type=int, default=30)
@@ -171,7 +179,7 @@ def main():
     assets = data.Assets(a.assets)
     # a resumed phase draws fresh rows from the same mixture (seed offset by the steps done)
     mixture = data.Mixture(assets, cfg["train_context"], a.data_seed + 7919 * step0,
-                           p_needle=a.p_needle, p_copy=a.p_copy,
+                           p_needle=a.p_needle, p_copy=a.p_copy, p_kv=a.p_kv,
                            copy_lengths=tuple(int(x) for x in a.copy_lengths.split(",")),
                            answer_weight=a.answer_weight)
     os.makedirs(a.out, exist_ok=True)
@@ -218,7 +226,7 @@ def main():
             "total_steps": step0 + steps_done, "earlier_phases": phases,
             "cuda_graph": use_graph, "gla_gdn_kernels": la_kernels,
             "tokens_per_step": a.batch * mixture.row, "optimizer": "AdamW(0.9, 0.95, eps 1e-8)",
-            "lr": a.lr, "warmup": a.warmup, "schedule": f"cosine to {a.lr_floor} x lr",
+            "lr": a.lr, "warmup": a.warmup, "schedule": f"cosine to {a.lr_floor} x lr", "pace": a.pace,
             "weight_decay": a.weight_decay, "grad_clip": 1.0,
             "precision": "bf16 autocast for projections and SDPA; fp32 norms, gla/gdn recurrences, loss",
             "data": mixture.settings(), "train_context": cfg["train_context"],
@@ -267,6 +275,11 @@ def main():
                 rows.append([float(x) for x in f.read().split()])
         slowest = max(r[0] for r in rows)
         last = max(r[1] for r in rows)
+        if a.pace == "own":
+            n = a.probe_steps + int((a.deadline - a.reserve - last) / (step_time * 1.15))
+            say(f"family timing: {len(rows)} members, own step {step_time:.3f}s (slowest {slowest:.3f}s) "
+                f"-> {n} steps (own pace)")
+            return max(n, a.probe_steps)
         n = a.probe_steps + int((a.deadline - a.reserve - last) / (slowest * 1.15))
         say(f"family timing: {len(rows)} members, slowest step {slowest:.3f}s -> {n} steps")
         return max(n, a.probe_steps)

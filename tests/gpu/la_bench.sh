@@ -11,6 +11,12 @@ set -u
 cd "$(dirname "$0")/../.."
 bin=$(bash tests/gpu/la_build.sh "${1:-build}") || { echo "la_bench: build failed"; exit 1; }
 for T in ${LA_BENCH_LENGTHS:-4096 16384 65536}; do timeout 120 "$bin" bench "$T" 8 128; done
+# the same gla rows with the 8-warp output kernel (the default before 2026-12-04), renamed gla8w_*
+if [ "${LA_AB:-1}" = 1 ] && bin8=$(LA_VARIANT=gla8w bash tests/gpu/la_build.sh "${1:-build}"); then
+    for T in ${LA_BENCH_LENGTHS:-4096 16384 65536}; do
+        timeout 120 "$bin8" bench "$T" 8 128 | grep "name=gla_chunk" | sed 's/name=gla_/name=gla8w_/'
+    done
+fi
 [ "${LA_FLA:-0}" = 1 ] || exit 0
 if ls .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; then
     if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/la_site \

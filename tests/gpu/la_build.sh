@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Builds the chunked gla/gdn kernel check/bench program (tests/gpu/la_check.cu) into
 # ${1:-build}/la_check (the linear-attention kernels only, no engine), unless it is newer than
-# every source it is made of. Prints the binary's path. Needs nvcc.
+# every source it is made of. Prints the binary's path. Needs nvcc. LA_VARIANT=gla8w builds
+# ${1:-build}/la_check_gla8w instead, with the 8-warp gla output kernel (-DGLA_THREADS=256), for
+# la_bench.sh's same-run comparison.
 set -eu
 cd "$(dirname "$0")/../.."
 out=${1:-build}/la_check
+flags=
+case ${LA_VARIANT:-} in
+"") ;;
+gla8w) out=${out}_gla8w; flags=-DGLA_THREADS=256 ;;
+*) echo "la_build: unknown LA_VARIANT '$LA_VARIANT' (gla8w)" >&2; exit 2 ;;
+esac
 src="tests/gpu/la_check.cu kernels/cuda/linattn.cu kernels/cuda/linattn_chunk.cu kernels/cuda/linattn_chunk_gdn.cu"
 deps="$src kernels/cuda/linattn_chunk_gla_body.cuh kernels/cuda/linattn_chunk_gdn_body.cuh kernels/cuda/kernels.cuh kernels/cuda/linattn_chunk.cuh kernels/cuda/linattn_chunk_common.cuh kernels/cuda/linattn_window.h"
 stale=1
@@ -14,6 +22,6 @@ if [ -x "$out" ]; then
 fi
 if [ $stale = 1 ]; then
     mkdir -p "$(dirname "$out")"
-    nvcc -O3 -std=c++17 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -o "$out" $src >&2
+    nvcc -O3 -std=c++17 $flags -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -o "$out" $src >&2
 fi
 echo "$out"
