@@ -66,7 +66,7 @@ static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
 /* gla: two state arrays (contributions, carried states) + two [N, H, dk] log-decay arrays +
  * Khat [N*LC, H*dk];
- * gdn: one state array + W [N*LC, H*dk] + U and Vn [N*LC, H*dv] each (linattn_chunk_gdn.cu). */
+ * gdn: gdn_work_bytes in linattn_chunk_gdn_body.cuh (states, W, Khat, U, Vn, b_last, and the exact-SWLA arrays). */
 size_t cu_la_chunk_work_bytes(int T, int H, int dk, int dv) {
     if (T < 1 || H < 1 || !cu_la_chunk_fits(dk, dv)) return 0;
     size_t N = ((size_t)T + LC - 1) / LC, st = align256(N * H * dk * dv * 4);

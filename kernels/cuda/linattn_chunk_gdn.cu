@@ -5,21 +5,26 @@
  *  local  (one block per chunk and head, in parallel):
  *         Lm = strict_lower(diag(beta) (Gam o K K^T)), X = (I + Lm)^{-1} by forward
  *         substitution in shared memory (one column per four threads), Tm = X diag(beta),
- *         W = Tm (gamma o K) and U = Tm V, written to the scratch.
+ *         W = Tm (gamma o K), U = Tm V, Khat_s = exp(b_last - b_s) k_s and b_last, written to
+ *         the scratch: all of a chunk that does not depend on the state (b_t's scan included),
+ *         so the sequential pass below only multiplies.
  *  state  (one block per head and 16 value columns, sequential over chunks; the columns of
  *         the state evolve independently): stores S_n, then Vn = U - W S_n (overwrites U),
- *         S_{n+1} = gamma_last S_n + Khat^T Vn with Khat_s = exp(b_last - b_s) k_s. The state
- *         product W S goes through three tf32 products (hi/lo split of both operands) so the
- *         fp32 state does not pick up tf32 rounding at every chunk (K K^T and W, which make
- *         up the transition, are 3xTF32 too; the products that only carry new inputs, U = Tm V
- *         and Khat^T Vn, and the output products are single tf32).
+ *         S_{n+1} = gamma_last S_n + Khat^T Vn, gamma_last = exp(b_last); chunk n+1's W, Khat,
+ *         U columns and b_last are copied (cp.async) during step n, two barriers a step
+ *         (the copies landed, then Vn whole before the state update). The state product W S
+ *         goes through three tf32 products (hi/lo split of both operands) so the fp32 state
+ *         does not pick up tf32 rounding at every chunk (K K^T and W, which make up the
+ *         transition, are 3xTF32 too; the products that only carry new inputs, U = Tm V and
+ *         Khat^T Vn, and the output products are single tf32).
  *  output (one block per chunk and head): o = (q/sqrt(dk) o gamma) S_n + M Vn with
  *         M = lower(Gam o Q K^T)/sqrt(dk) (diagonal included).
  * SWLA (W, S multiples of the chunk): overlap restarts the state pass per block of S tokens
  * (grid z); exact (W >= 2 chunks) runs the state pass restarted every B = W/64 - 1 chunks with
  * the block-prefix transition beside the state, a backward pass for each block's suffix states
- * and transitions, and gdn_out_exact_kernel: every chunk's window is a block suffix, a block
- * prefix and one cut chunk (van Herk / Gil-Werman with dense transitions, nothing subtracted). */
+ * and transitions (from the same Khat and b_last), and gdn_out_exact_kernel: every chunk's
+ * window is a block suffix, a block prefix and one cut chunk (van Herk / Gil-Werman with dense
+ * transitions, nothing subtracted). */
 #include "linattn_chunk_gdn_body.cuh"
 
 /* ---- host side ------------------------------------------------------------------------ */

@@ -23,6 +23,9 @@ struct gdn_args {
     const float *q, *k, *v, *beta, *la;
     float *Wb, *Ub, *Sb;         /* W [N*LC, H*dk], U [N*LC, H*dv], states [N, H, dk, dv] */
     float *Vb;                   /* Vn = U - W S_n [N*LC, H*dv]: Ub itself without SWLA (in place) */
+    /* what the sequential passes take from the local kernel besides W and U: Khat [N*LC, H*dk]
+     * (Khat_s = exp(b_last - b_s) k_s, zero past T) and b_last [N, H] (the double sum as float) */
+    float *Kh, *Lb;
     int T, H, dk, dv, N;
     int sc, wc;                  /* overlap SWLA: stride and window in chunks (0: no SWLA) */
     /* exact SWLA (window a multiple of LC, B = W/LC - 1 >= 1 full chunks): ke = Tm^T Khat
@@ -122,14 +125,23 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
         }
     }
     __syncthreads();
-    /* Tm = X diag(beta); gamma o K in place of K (exact SWLA: Khat beside it first) */
+    /* Tm = X diag(beta); Khat_s = exp(b_last - b_s) k_s to the scratch (the state passes take
+     * it and b_last from there, so their sequential steps do no scan and no rescale; exact
+     * SWLA: into kh as well), then gamma o K in place of K */
     for (int e = tid; e < LC * LC; e += blockDim.x) xm[(e / LC) * LA_LDA + e % LC] *= bet[e % LC];
     float *kh = (float *)(smb + Ly.kh);
-    for (int i = tid; i < LC * dk; i += blockDim.x) {
-        const int t = i / dk;
-        if (a.Keb) kh[t * LDK + i % dk] = ks[t * LDK + i % dk] * expf((float)(bd[LC - 1] - bd[t]));
-        ks[t * LDK + i % dk] *= expf((float)bd[t]);
+    const int q4 = dk >> 2;
+    for (int i = tid; i < LC * q4; i += blockDim.x) {
+        const int t = i / q4, c = (i % q4) * 4;
+        const float f = expf((float)(bd[LC - 1] - bd[t])), g = expf((float)bd[t]);
+        float4 x = *(const float4 *)(ks + t * LDK + c);
+        const float4 y = make_float4(x.x * f, x.y * f, x.z * f, x.w * f);
+        *(float4 *)(a.Kh + (size_t)(t0 + t) * a.H * dk + (size_t)h * dk + c) = y;
+        if (a.Keb) *(float4 *)(kh + t * LDK + c) = y;
+        x.x *= g; x.y *= g; x.z *= g; x.w *= g;
+        *(float4 *)(ks + t * LDK + c) = x;
     }
+    if (tid == 0) a.Lb[(size_t)n * a.H + h] = (float)bd[LC - 1];
     __syncthreads();
     if (a.Keb) {
         /* ke = Tm^T Khat (each source's key carried to the chunk end) */
@@ -166,11 +178,10 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
 
 /* ---- state pass: sequential over chunks, 16 value columns per block --------------------- */
 
-/* Shared memory of the state pass: two buffers of {W, k} [LC][dk+4], U columns [LC][LDS] and
- * ln alpha [LC] (chunk n and the prefetch of n+1), the state [dk][LDS], Vn [LC][LDS], b
- * (double) and the Khat row factors. */
+/* Shared memory of the state pass: two buffers of {W, Khat} [LC][dk+4], U columns [LC][LDS]
+ * and b_last (chunk n and the prefetch of n+1), the state [dk][LDS] and Vn [LC][LDS]. */
 struct gdn_state_layout {
-    size_t buf, w, k, u, la, ss, vn, bd, fac, total; /* float offsets; w, k, u, la within a buffer */
+    size_t buf, w, k, u, lb, ss, vn, total; /* float offsets; w, k, u, lb within a buffer */
 };
 
 __host__ __device__ static gdn_state_layout gdn_state_make(int dk) {
@@ -178,18 +189,16 @@ __host__ __device__ static gdn_state_layout gdn_state_make(int dk) {
     L.w = 0;
     L.k = L.w + (size_t)LC * (dk + 4);
     L.u = L.k + (size_t)LC * (dk + 4);
-    L.la = L.u + (size_t)LC * GDN_LDS;
-    L.buf = L.la + LC;                          /* one buffer; a multiple of 8 floats */
+    L.lb = L.u + (size_t)LC * GDN_LDS;
+    L.buf = L.lb + 8;                           /* one buffer; a multiple of 8 floats */
     size_t off = 2 * L.buf;
     L.ss = off; off += (size_t)dk * GDN_LDS;
     L.vn = off; off += (size_t)LC * GDN_LDS;
-    L.bd = off; off += 2 * LC;                  /* LC doubles */
-    L.fac = off; off += LC;
     L.total = off;
     return L;
 }
 
-/* Chunk n's W, k, this block's U columns and ln alpha into buffer b, by cp.async (rows past T
+/* Chunk n's W, Khat, this block's U columns and b_last into buffer b, by cp.async (rows past T
  * zero-filled; W and U exist for every row of the last chunk). */
 __device__ static void gdn_state_prefetch(const gdn_args &a, const gdn_state_layout &Ly, float *sm, int b, int n,
                                           int h, int col0, bool phi) {
@@ -197,17 +206,14 @@ __device__ static void gdn_state_prefetch(const gdn_args &a, const gdn_state_lay
     const size_t ldw = (size_t)a.H * dk, ldu = (size_t)a.H * a.dv;
     float *base = sm + (size_t)b * Ly.buf;
     la_load_tile_async(base + Ly.w, LDK, a.Wb, ldw, (size_t)h * dk, t0, a.N * LC, dk);
-    la_load_tile_async(base + Ly.k, LDK, a.k, ldw, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile_async(base + Ly.k, LDK, a.Kh, ldw, (size_t)h * dk, t0, a.T, dk);
     for (int i = threadIdx.x; i < LC * (GDN_BV / 4); i += blockDim.x) {
         const int r = i / (GDN_BV / 4), c = (i % (GDN_BV / 4)) * 4;
         /* transition columns (exact SWLA's Phi) have no input: zeros */
         __pipeline_memcpy_async(base + Ly.u + r * GDN_LDS + c, a.Ub + (size_t)(t0 + r) * ldu + (phi ? 0 : (size_t)h * a.dv + col0 + c),
                                 16, phi ? 16 : 0);
     }
-    for (int s = threadIdx.x; s < LC; s += blockDim.x) {
-        const bool ok = t0 + s < a.T;
-        __pipeline_memcpy_async(base + Ly.la + s, a.la + (size_t)(ok ? t0 + s : t0) * a.H + h, 4, ok ? 0 : 4);
-    }
+    if (threadIdx.x == 0) __pipeline_memcpy_async(base + Ly.lb, a.Lb + (size_t)n * a.H + h, 4);
 }
 
 /* Everything chunk n+1 needs is copied (cp.async) into the second buffer while chunk n is
@@ -216,8 +222,7 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
     LA_SMEM(float, sm);
     const int dk = a.dk, LDK = dk + 4;
     const gdn_state_layout Ly = gdn_state_make(dk);
-    float *ss = sm + Ly.ss, *vn = sm + Ly.vn, *fac = sm + Ly.fac;
-    double *bd = (double *)(sm + Ly.bd);
+    float *ss = sm + Ly.ss, *vn = sm + Ly.vn;
     const int cb = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
     /* exact SWLA: blocks past dv/16 carry the columns j0.. of the block-prefix transition Phi
      * (started at I, no input) beside the state */
@@ -236,19 +241,19 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
     for (int n = n_beg; n < n_end; n++) {
         const int t0 = n * LC, b = (n - n_beg) & 1;
         const bool own = n >= n_out;
-        float *base = sm + (size_t)b * Ly.buf, *ks = base + Ly.k;
-        const float *ws = base + Ly.w, *us = base + Ly.u, *las = base + Ly.la;
-        __syncthreads();                   /* step n-1 is done with ss, vn, bd, fac and buffer b^1 */
-        if (n + 1 < n_end) gdn_state_prefetch(a, Ly, sm, b ^ 1, n + 1, h, col0, phi);
-        __pipeline_commit();               /* possibly empty: one group per step */
+        const float *base = sm + (size_t)b * Ly.buf, *ws = base + Ly.w, *ks = base + Ly.k, *us = base + Ly.u;
+        __pipeline_wait_prior(0);          /* this thread's copies of chunk n (the only group in flight) */
+        __syncthreads();                   /* everyone's have landed; step n-1 is done with ss, vn and buffer b^1 */
+        if (n + 1 < n_end) {
+            gdn_state_prefetch(a, Ly, sm, b ^ 1, n + 1, h, col0, phi);
+            __pipeline_commit();
+        }
         if (own) {                         /* S_n (or Phi_n) for the output kernel */
             const int ld = phi ? dk : a.dv;
             float *sn = phi ? a.Pf + ((size_t)n * a.H + h) * dk * dk + j0 : a.Sb + ((size_t)n * a.H + h) * dk * a.dv + col0;
             for (int i = tid; i < dk * GDN_BV; i += blockDim.x)
                 sn[(size_t)(i / GDN_BV) * ld + i % GDN_BV] = ss[(i / GDN_BV) * GDN_LDS + i % GDN_BV];
         }
-        __pipeline_wait_prior(1);          /* this chunk's copies (all but the newest group) */
-        __syncthreads();
         /* Vn = U - W S (rows of this chunk, this block's columns) */
         if (warp < 4) {
             la_acc c;
@@ -264,18 +269,9 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
                                         (unsigned)ldu, wmma::mem_row_major);
         }
         if (n + 1 == n_end) break;
-        if (warp == 0) {                   /* b_t, then the Khat row factors exp(b_last - b_s) */
-            gdn_scan64(bd, (double)las[2 * tid], (double)las[2 * tid + 1]);
-            __syncwarp();
-            const double bl = bd[LC - 1];
-            fac[2 * tid] = expf((float)(bl - bd[2 * tid]));
-            fac[2 * tid + 1] = expf((float)(bl - bd[2 * tid + 1]));
-        }
-        __syncthreads();
-        for (int i = tid; i < LC * dk; i += blockDim.x) ks[(i / dk) * LDK + i % dk] *= fac[i / dk];
-        __syncthreads();
-        /* S = gamma_last S + Khat^T Vn */
-        const float gl = expf((float)bd[LC - 1]);
+        __syncthreads();                   /* Vn is whole and every warp is done reading S */
+        /* S = gamma_last S + Khat^T Vn (Khat and b_last from the local kernel) */
+        const float gl = expf(base[Ly.lb]);
         for (int tile = warp; tile < dk / 16; tile += GDN_ST_WARPS) {
             la_acc c;
             wmma::load_matrix_sync(c, ss + tile * 16 * GDN_LDS, GDN_LDS, wmma::mem_row_major);
@@ -374,7 +370,7 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
  * block's chunks j: Y = Ps(j+1) Khat_j^T, Sf(j) = Sf(j+1) + Y U_j, Ps(j) = gamma_j Ps(j+1) - Y W_j
  * (Ps(end+1) = I, Sf(end+1) = 0). */
 struct gdn_suffix_layout {
-    size_t ps, sf, ks, ws, us, y, bd, total;  /* float offsets */
+    size_t ps, sf, ks, ws, us, y, total;  /* float offsets */
 };
 
 __host__ __device__ static gdn_suffix_layout gdn_suffix_make(int dk, int dv) {
@@ -386,7 +382,6 @@ __host__ __device__ static gdn_suffix_layout gdn_suffix_make(int dk, int dv) {
     L.ws = off; off += (size_t)LC * (dk + 4);
     L.us = off; off += (size_t)LC * (dv + 4);
     L.y = off; off += (size_t)16 * LA_LDA;
-    L.bd = off; off += 2 * LC;
     L.total = off;
     return L;
 }
@@ -396,7 +391,6 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_suffix_kernel(gdn_a
     const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
     const gdn_suffix_layout Ly = gdn_suffix_make(dk, dv);
     float *ps = sm + Ly.ps, *sf = sm + Ly.sf, *ks = sm + Ly.ks, *ws = sm + Ly.ws, *us = sm + Ly.us, *y = sm + Ly.y;
-    double *bd = (double *)(sm + Ly.bd);
     const int r0 = blockIdx.x * 16, h = blockIdx.y, z = blockIdx.z, tid = threadIdx.x, warp = tid >> 5;
     const int j_beg = z * a.B, j_end = min(a.N, j_beg + a.B);
     for (int i = tid; i < 16 * LDK; i += blockDim.x) ps[i] = i % LDK == r0 + i / LDK ? 1.0f : 0.0f;
@@ -404,15 +398,9 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_suffix_kernel(gdn_a
     for (int j = j_end - 1; j >= j_beg; j--) {
         const int t0 = j * LC;
         __syncthreads();                   /* the previous chunk is done with ks, ws, us, y */
-        la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+        la_load_tile(ks, LDK, a.Kh, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);  /* Khat_j */
         la_load_tile(ws, LDK, a.Wb, (size_t)a.H * dk, (size_t)h * dk, t0, a.N * LC, dk);
         la_load_tile(us, LDV, a.Ub, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
-        gdn_cumsum(bd, a, j, h);
-        __syncthreads();
-        for (int i = tid; i < LC * dk; i += blockDim.x) {
-            const int s = i / dk;
-            ks[s * LDK + i % dk] *= expf((float)(bd[LC - 1] - bd[s]));
-        }
         __syncthreads();
         /* Y = Ps Khat^T (16 x LC), 3xTF32: Ps is a product of transitions */
         {
@@ -422,7 +410,7 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_suffix_kernel(gdn_a
             wmma::store_matrix_sync(y + warp * 16, c, LA_LDA, wmma::mem_row_major);
         }
         __syncthreads();
-        const float gj = expf((float)bd[LC - 1]);
+        const float gj = expf(a.Lb[(size_t)j * a.H + h]);
         /* Sf += Y U (each warp its own column tiles) and Ps = gamma Ps - Y W */
         for (int tile = warp; tile < dv / 16 + dk / 16; tile += GDN_ST_WARPS) {
             const bool isf = tile < dv / 16;
@@ -625,10 +613,11 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_exact_kernel(gdn_a
 
 static size_t gdn_align256(size_t n) { return (n + 255) / 256 * 256; }
 
-/* Bytes of scratch: states, W, U and Vn, and for exact SWLA ke, Pf, Sf, Ps. */
+/* Bytes of scratch: states, W, Khat, U and Vn, b_last, and for exact SWLA ke, Pf, Sf, Ps. */
 static size_t gdn_work_bytes(int T, int H, int dk, int dv) {
     const size_t N = ((size_t)T + LC - 1) / LC, st = gdn_align256(N * H * dk * dv * 4), tr = gdn_align256(N * H * dk * dk * 4);
-    return 2 * st + 2 * tr + gdn_align256(N * LC * H * dk * 4) * 2 + gdn_align256(2 * N * LC * H * dv * 4);
+    return 2 * st + 2 * tr + gdn_align256(N * LC * H * dk * 4) * 3 + gdn_align256(2 * N * LC * H * dv * 4) +
+           gdn_align256(N * H * 4);
 }
 
 /* Points a's scratch arrays into work and sets the SWLA fields (the modes cu_gdn_chunk takes). */
@@ -637,7 +626,9 @@ static void gdn_carve(gdn_args &a, void *work, int swla, int W, int S) {
     char *p = (char *)work;
     a.Sb = (float *)p; p += gdn_align256(N * H * dk * dv * 4);
     a.Wb = (float *)p; p += gdn_align256(N * LC * H * dk * 4);
+    a.Kh = (float *)p; p += gdn_align256(N * LC * H * dk * 4);
     a.Ub = (float *)p; p += gdn_align256(2 * N * LC * H * dv * 4);
+    a.Lb = (float *)p; p += gdn_align256(N * H * 4);
     a.Keb = a.Pf = a.Sf = a.Ps = NULL;
     a.sc = a.wc = a.B = 0;
     /* without SWLA Vn overwrites U; with it U must outlive the pass */
