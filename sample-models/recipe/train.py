@@ -128,6 +128,9 @@ def main():
     ap.add_argument("--probe-steps", type=int, default=30)
     ap.add_argument("--reserve", type=float, default=40, help="seconds kept for eval and export")
     a = ap.parse_args()
+    for flag, v in (("--p-needle", a.p_needle), ("--p-copy", a.p_copy), ("--p-kv", a.p_kv)):
+        if not 0.0 <= v <= 1.0:
+            raise SystemExit(f"{flag}: a share of rows in [0, 1], got {v}")
     if a.eval_per_task < 10:
         raise SystemExit(f"--eval-per-task: at least 10 (10 depths x N/10 seeds), got {a.eval_per_task}")
     try:
