@@ -125,9 +125,24 @@ static void layout(hs_cuda_decoder *d, carve *c) {
 }
 
 /* out[n, out_dim] (fp32, += when accumulate) = in[n, in_dim] (bf16) @ w[out_dim, in_dim]^T:
- * forward.cu's GEMM, restated (it is static there). */
+ * forward.cu's GEMM, restated (it is static there). One row (every step after the prefill)
+ * goes to the warp-per-output kernel where its shape allows: cuBLAS at n = 1 costs more than
+ * reading the weights. */
+static int gemv_enabled(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("HS_CUDA_GEMV");
+        v = !(e && !strcmp(e, "0"));   /* on unless HS_CUDA_GEMV=0 (cuBLAS for every step, to compare) */
+    }
+    return v;
+}
+
 static int gemm(hs_cuda_model *cm, float *out, const bf16 *in, const bf16 *w, int n, int in_dim, int out_dim,
                 int accumulate, char *err, size_t errlen) {
+    if (n == 1 && gemv_enabled() && in_dim % 8 == 0 && ((uintptr_t)in | (uintptr_t)w) % 16 == 0) {
+        LAUNCH(cu_dec_gemv(out, in, w, in_dim, out_dim, accumulate, cm->st));
+        return 0;
+    }
     const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
     CUBLAS_CHECK(cublasGemmEx(cm->blas, CUBLAS_OP_T, CUBLAS_OP_N, out_dim, n, in_dim, &alpha, w, CUDA_R_16BF,
                               in_dim, in, CUDA_R_16BF, in_dim, &beta, out, CUDA_R_32F, out_dim, CUBLAS_COMPUTE_32F,

@@ -16,6 +16,14 @@ cudaError_t cu_embed_token(float *x, const __nv_bfloat16 *embed, int token, int 
     return cudaGetLastError();
 }
 
+cudaError_t cu_dec_gemv(float *out, const __nv_bfloat16 *in, const __nv_bfloat16 *w, int in_dim, int out_dim,
+                        int accumulate, cudaStream_t st) {
+    if (in_dim % 8 || ((uintptr_t)in | (uintptr_t)w) % 16 || out_dim < 1) return cudaErrorInvalidValue;
+    dec_gemv_kernel<<<(unsigned)((out_dim + DEC_GEMV_WARPS - 1) / DEC_GEMV_WARPS), DEC_GEMV_WARPS * 32, 0, st>>>(
+        out, in, w, in_dim, out_dim, accumulate);
+    return cudaGetLastError();
+}
+
 cudaError_t cu_rope_at(float *x, int pos, int n_heads, int head_dim, float theta, cudaStream_t st) {
     int n = n_heads * (head_dim / 2);
     if (n == 0) return cudaSuccess;

@@ -22,6 +22,29 @@ __device__ static float warp_sum(float v) {
     return v;
 }
 
+/* A decode step's projection, out[o] (+)= sum_i in[i] w[o, i] for one input row: one warp per
+ * output row of w, 16-byte loads, fp32 sums (bf16 products are exact in fp32, so only the
+ * summation order differs from the GEMM of the whole-sequence forward). At one row a GEMM
+ * launch is sized for matrices; this reads the weights once. in_dim % 8 == 0, w and in
+ * 16-byte aligned (the launcher checks). */
+#define DEC_GEMV_WARPS 8
+struct alignas(16) dec_bf16x8 { __nv_bfloat16 v[8]; };
+
+__global__ static void __launch_bounds__(DEC_GEMV_WARPS * 32)
+dec_gemv_kernel(float *out, const __nv_bfloat16 *in, const __nv_bfloat16 *w, int in_dim, int out_dim, int accumulate) {
+    const int o = (int)(blockIdx.x * DEC_GEMV_WARPS + (threadIdx.x >> 5)), lane = (int)(threadIdx.x & 31);
+    if (o >= out_dim) return;              /* whole warps: o is the warp's */
+    const dec_bf16x8 *wr = (const dec_bf16x8 *)(w + (size_t)o * in_dim), *xr = (const dec_bf16x8 *)in;
+    float acc = 0.0f;
+    for (int i = lane; i < in_dim / 8; i += 32) {
+        const dec_bf16x8 a = wr[i], b = xr[i];
+        #pragma unroll
+        for (int j = 0; j < 8; j++) acc += __bfloat162float(a.v[j]) * __bfloat162float(b.v[j]);
+    }
+    acc = warp_sum(acc);
+    if (lane == 0) out[o] = accumulate ? out[o] + acc : acc;
+}
+
 __global__ static void embed_token_kernel(float *x, const __nv_bfloat16 *embed, int token, int d) {
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < d; j += gridDim.x * blockDim.x)
         x[j] = __bfloat162float(embed[(size_t)token * d + j]);

@@ -167,6 +167,11 @@ size_t cu_pooled_map_scratch(int T, int bins_t, int bins_s);
 cudaError_t cu_pooled_map(float *cells, void *scratch, cu_map_geom g, cu_map_head hd, int T, cudaStream_t st);
 
 /* Incremental decoding (kernels/cuda/decode_kernels.cu): one new token against caches. */
+/* out[o] (+= when accumulate) = sum_i in[i] w[o * in_dim + i]: a one-row projection (decode
+ * steps). cudaErrorInvalidValue unless in_dim % 8 == 0 and in, w are 16-byte aligned (then use
+ * a GEMM). */
+cudaError_t cu_dec_gemv(float *out, const __nv_bfloat16 *in, const __nv_bfloat16 *w, int in_dim, int out_dim,
+                        int accumulate, cudaStream_t st);
 /* x[0..d) = embed[token, :] (the bf16 table as cu_embedding reads it). */
 cudaError_t cu_embed_token(float *x, const __nv_bfloat16 *embed, int token, int d, cudaStream_t st);
 /* cu_rope for one row [n_heads*head_dim] at position pos, in place. */

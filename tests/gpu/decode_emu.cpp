@@ -421,9 +421,36 @@ static void test_embed(void) {
     expect("embed_token", x.data(), ref.data(), d, 0.0);
 }
 
+/* dec_gemv_kernel against a double-precision product of the same bf16 values; rows beyond a
+ * whole block of warps, in_dim not a multiple of 256, and the accumulate form. */
+static void test_gemv(int in_dim, int out_dim, int accumulate) {
+    auto bf = [](float f) { uint32_t u; memcpy(&u, &f, 4); __nv_bfloat16 b; b.bits = (uint16_t)(u >> 16); return b; };
+    std::vector<dec_bf16x8> wv((size_t)out_dim * in_dim / 8), xv((size_t)in_dim / 8);
+    __nv_bfloat16 *w = &wv[0].v[0], *x = &xv[0].v[0];
+    for (size_t i = 0; i < (size_t)out_dim * in_dim; i++) w[i] = bf(nrm());
+    for (int i = 0; i < in_dim; i++) x[i] = bf(nrm());
+    std::vector<float> out = accumulate ? randv(out_dim) : nanv(out_dim);
+    std::vector<double> ref(out_dim);
+    for (int o = 0; o < out_dim; o++) {
+        double acc = accumulate ? out[o] : 0.0;
+        for (int i = 0; i < in_dim; i++) acc += (double)__bfloat162float(w[(size_t)o * in_dim + i]) * __bfloat162float(x[i]);
+        ref[o] = acc;
+    }
+    float *op = out.data();
+    demu::launch((unsigned)((out_dim + DEC_GEMV_WARPS - 1) / DEC_GEMV_WARPS), 1, DEC_GEMV_WARPS * 32,
+                 [&] { dec_gemv_kernel(op, x, w, in_dim, out_dim, accumulate); });
+    char what[64];
+    snprintf(what, sizeof what, "gemv %d x %d%s", out_dim, in_dim, accumulate ? " accumulate" : "");
+    expect(what, out.data(), ref.data(), (size_t)out_dim, 1e-5);
+}
+
 int main(int argc, char **argv) {
     const int quick = argc > 1 && !strcmp(argv[1], "quick");
     test_embed();
+    test_gemv(160, 21, 0);
+    test_gemv(384, 160, 1);
+    test_gemv(8, 3, 0);
+    test_gemv(1032, 9, 1);
     test_rope(3, 16, 37, 10000.0f);
     test_rope(2, 128, 5001, 500000.0f);
     test_conv(37, 4, 1, 1);

@@ -16,5 +16,6 @@ for m in gdn swa; do for T in 2000 16000; do
     a=$(secs "$BIN" generate "$tmp/$m" --text "$txt" --max-new 1 --device cuda)
     b=$(secs "$BIN" generate "$tmp/$m" --text "$txt" --max-new 257 --device cuda)
     c=$(HS_CUDA_DECODER=0 secs "$BIN" generate "$tmp/$m" --text "$txt" --max-new 17 --device cuda)
-    python3 -c "a,b,c=$a,$b,$c; d=(b-a)/256*1e3; f=(c-a)/16*1e3; print(f'decode $m T=$T: prefill+start {a:.3f}s, decoder {d:.3f} ms/token, one forward per token {f:.2f} ms/token, ratio {f/d:.1f}x')"
+    g=$(HS_CUDA_GEMV=0 secs "$BIN" generate "$tmp/$m" --text "$txt" --max-new 257 --device cuda)
+    python3 -c "a,b,c,g=$a,$b,$c,$g; d=(b-a)/256*1e3; f=(c-a)/16*1e3; e=(g-a)/256*1e3; print(f'decode $m T=$T: prefill+start {a:.3f}s, decoder {d:.3f} ms/token (cuBLAS projections {e:.3f}), one forward per token {f:.2f} ms/token, ratio {f/d:.1f}x')"
 done; done
