@@ -2,6 +2,7 @@
 # One call on the GPU machine (through the device tool): build (with the carried .deps debs
 # when the image lacks libcjson/openblas), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
+# (the default set) or any of those plus map, laprof, decode, dspeed.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
@@ -80,11 +81,25 @@ map)    # GPU pooled maps against the CPU (parity's map section), then their tim
         [ $e = gla ] && timeout 150 $HS_BIN map $mt/$e --task sk1 --length 65536 --head 3.0.0 --bins 256 --out $mt/m.npy --device cpu --json > $mt/j 2>/dev/null &&
             echo "map 376m $e head 3.0.0 T=65536 rows=16 on the CPU (16 cores): forward + map $(python3 -c "import json,sys; print(round(json.load(sys.stdin)['seconds'], 3))" < $mt/j) s"
     done; rm -rf $mt ;;
-laprof) # where the chunked gla/gdn time goes: per-kernel GPU time at 64K (nsys, else ncu summary)
+laprof) # where the chunked gla/gdn time goes: per-kernel GPU time at 64K (ncu, one metric, one
+        # pass per kernel; ncu runs the clocks lower than a plain run, so compare shares, not sums)
     lab=$(bash tests/gpu/la_build.sh build) || { echo "laprof: build failed"; continue; }
-    if command -v nsys >/dev/null; then
-        timeout 300 nsys profile -o /tmp/laprof --force-overwrite true --stats=false "$lab" bench 65536 8 128 > "$OUT/laprof_run.log" 2>&1
-        nsys stats --report cuda_gpu_kern_sum --format csv /tmp/laprof.nsys-rep 2>/dev/null | cut -c1-220 | head -40
-    else echo "laprof: no nsys"; fi ;;
+    if command -v ncu >/dev/null; then
+        timeout 300 ncu --metrics gpu__time_duration.sum --launch-count 400 "$lab" bench 65536 8 128 > "$OUT/laprof.txt" 2>&1
+        echo "laprof rc=$? (mean ms per launch, ncu clocks)"
+        python3 - "$OUT/laprof.txt" <<'PY'
+import re, sys
+cur, acc = None, {}
+for line in open(sys.argv[1]):
+    m = re.match(r"\s+(\w+_kernel)\(", line)
+    if m: cur = m.group(1)
+    m = re.search(r"gpu__time_duration.sum\s+(\w+)\s+([\d.]+)", line)
+    if m and cur:
+        v = float(m.group(2)) * {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}.get(m.group(1), 1.0)
+        acc.setdefault(cur, []).append(v)
+for k, v in sorted(acc.items()):
+    print(f"laprof {k}: {len(v)} launches, mean {sum(v) / len(v):.3f} ms, max {max(v):.3f} ms")
+PY
+    else echo "laprof: no ncu"; fi ;;
 dspeed) timeout 300 bash tests/gpu/decode_speed.sh "$HS_BIN" > "$OUT/dspeed.log" 2>&1; echo "dspeed rc=$?"; cat "$OUT/dspeed.log" ;;
 esac; done
