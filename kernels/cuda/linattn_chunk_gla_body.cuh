@@ -47,9 +47,11 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
     float *ks = sm, *gs = ks + LC * LDK, *vs = gs + LC * LDK;
     const int n = blockIdx.x, h = blockIdx.y, warp = threadIdx.x >> 5;
     const int t0 = n * LC;
-    la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
-    la_load_tile(gs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
-    la_load_tile(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+    la_load_tile_async(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile_async(gs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile_async(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
     __syncthreads();
     /* rows past T hold gk = 0: b stays at b_last there and their k is zero */
     for (int c = threadIdx.x; c < dk; c += blockDim.x) {
@@ -84,7 +86,12 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
 
 /* ---- scan: carried states, one thread per element -------------------------------------- */
 
-#define GLA_PF 4                 /* chunks of U and P loaded ahead (loads in flight per thread) */
+/* chunks of U and P loaded ahead (loads in flight per thread): the scan streams U in and Z
+ * out once, so it is as fast as the bytes in flight allow (Little's law: ~3.5 MB at the H200's
+ * bandwidth and latency; 131K threads x 8 x 4 B at 8 heads x 128 x 128) */
+#ifndef GLA_PF
+#define GLA_PF 8
+#endif
 
 __global__ static void gla_scan_kernel(gla_args a) {
     const size_t per_head = (size_t)a.dk * a.dv, stride = (size_t)a.H * per_head;

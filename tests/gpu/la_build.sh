@@ -2,7 +2,8 @@
 # Builds the chunked gla/gdn kernel check/bench program (tests/gpu/la_check.cu) into
 # ${1:-build}/la_check (the linear-attention kernels only, no engine), unless it is newer than
 # every source it is made of. Prints the binary's path. Needs nvcc. LA_VARIANT=gla8w builds
-# ${1:-build}/la_check_gla8w instead, with the 8-warp gla output kernel (-DGLA_THREADS=256), for
+# ${1:-build}/la_check_gla8w instead, with the 8-warp gla output kernel and the 4-deep scan
+# prefetch (-DGLA_THREADS=256 -DGLA_PF=4, the settings before 2026-12-04), for
 # la_bench.sh's same-run comparison.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -10,7 +11,7 @@ out=${1:-build}/la_check
 flags=
 case ${LA_VARIANT:-} in
 "") ;;
-gla8w) out=${out}_gla8w; flags=-DGLA_THREADS=256 ;;
+gla8w) out=${out}_gla8w; flags="-DGLA_THREADS=256 -DGLA_PF=4" ;;
 *) echo "la_build: unknown LA_VARIANT '$LA_VARIANT' (gla8w)" >&2; exit 2 ;;
 esac
 src="tests/gpu/la_check.cu kernels/cuda/linattn.cu kernels/cuda/linattn_chunk.cu kernels/cuda/linattn_chunk_gdn.cu"
