@@ -274,10 +274,10 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         const int t = i / dk, c = i % dk;
         qs[t * LDK + c] *= __expf(bs[t * LDK + c]);
     }
-    /* The carried state Z_n (dk x dv) goes to shared memory over ks and bs, which are free once
-     * Qt is complete (dk (dv + 4) <= 2 LC (dk + 4) for dk, dv <= 128), while the warps do A V:
-     * read straight from global memory inside the tile products, each k-slice waited for its
-     * load (the kernel's largest cost before). */
+    /* The carried state Z_n (dk x dv) is copied into shared memory over ks and bs, which are
+     * free once Qt is complete (dk (dv + 4) <= 2 LC (dk + 4) for dk, dv <= 128), while the
+     * warps do A V. (Read from global memory inside the tile products, every k-slice waited
+     * for its own load: that was the kernel's largest cost.) */
     float *zs = ks;
     const bool carried = fz < n;
     __syncthreads();                       /* Qt complete, ks and bs free */
