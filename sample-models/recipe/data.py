@@ -29,6 +29,8 @@ PREFIX = ("A special magic number is hidden within the following text. Make sure
 SUFFIX = ("\nWhat is the special magic number for {key} mentioned in the provided text? The "
           "special magic number for {key} mentioned in the provided text is")
 NEEDLE = "One of the special magic numbers for {key} is: {value}."
+# kv rows (Mixture.kv_row) ask with the suffix's closing sentence alone
+KV_QUESTION = "\n" + SUFFIX.split("? ", 1)[1]
 
 
 def mix(z):
@@ -228,7 +230,7 @@ class Mixture:
         order = pairs[:]
         self.rng.shuffle(order)
         for key, value in order:
-            q = list(("\nThe special magic number for " + key + " mentioned in the provided text is").encode())
+            q = list(KV_QUESTION.format(key=key).encode())
             seg += q + list((" " + value + ".").encode())
             sw += [1.0] * len(q) + [1.0] + [self.answer_weight] * len(value) + [1.0]
         return seg + [ord("\n")], sw + [1.0]
@@ -237,7 +239,7 @@ class Mixture:
         """Dense key-value recall in the needle's own sentences: groups of 2-12 needles
         ("One of the special magic numbers for KEY is: VALUE."), each group followed by one
         question per key in a shuffled order, answered with the value (weight answer_weight).
-        A needle row carries one answer; this one carries ~8, at look-back distances of a few
+        A needle row carries one answer; this one carries ~6, at look-back distances of a few
         to hundreds of tokens, among distractor keys of the same form. Keys are distinct
         within a row; a group that does not fit the rest of the row is cut to fewer needles."""
         toks, w = [BOS], [1.0]
