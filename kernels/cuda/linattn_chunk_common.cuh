@@ -84,6 +84,71 @@ __device__ __forceinline__ void la_mma_3x(la_acc &c, const float *a, unsigned ld
     }
 }
 
+/* The sequential passes run one short chain of tile products per step, so their time is the
+ * tensor cores' latency, not their throughput: these keep independent accumulators (the three
+ * 3xTF32 terms apart; two B operands apart) so consecutive products do not wait on each other,
+ * and sum them at the end. Same products as la_mma_3x / la_mma, summed in another order. */
+template <typename FA, typename FB>
+__device__ __forceinline__ void la_mma_3x_ilp(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b,
+                                              unsigned ldb, size_t b_step, int K) {
+    FA fa, fa_lo;
+    FB fb, fb_lo;
+    la_acc l1, l2;
+    nvcuda::wmma::fill_fragment(l1, 0.0f);
+    nvcuda::wmma::fill_fragment(l2, 0.0f);
+    #pragma unroll 4
+    for (int kk = 0; kk < K; kk += 8) {
+        nvcuda::wmma::load_matrix_sync(fa, a, lda);
+        nvcuda::wmma::load_matrix_sync(fb, b, ldb);
+        #pragma unroll
+        for (int i = 0; i < fa.num_elements; i++) {
+            float hi = nvcuda::wmma::__float_to_tf32(fa.x[i]);
+            fa_lo.x[i] = nvcuda::wmma::__float_to_tf32(fa.x[i] - hi);
+            fa.x[i] = hi;
+        }
+        #pragma unroll
+        for (int i = 0; i < fb.num_elements; i++) {
+            float hi = nvcuda::wmma::__float_to_tf32(fb.x[i]);
+            fb_lo.x[i] = nvcuda::wmma::__float_to_tf32(fb.x[i] - hi);
+            fb.x[i] = hi;
+        }
+        nvcuda::wmma::mma_sync(l1, fa_lo, fb, l1);
+        nvcuda::wmma::mma_sync(l2, fa, fb_lo, l2);
+        nvcuda::wmma::mma_sync(c, fa, fb, c);
+        a += a_step;
+        b += b_step;
+    }
+    #pragma unroll
+    for (int i = 0; i < c.num_elements; i++) c.x[i] += l1.x[i] + l2.x[i];
+}
+
+/* c += A B0 + A B1 (1xTF32), the two products in separate accumulators; A's fragments are
+ * loaded once for both. */
+template <typename FA, typename FB>
+__device__ __forceinline__ void la_mma_pair(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b0,
+                                            const float *b1, unsigned ldb, size_t b_step, int K) {
+    FA fa;
+    FB fb0, fb1;
+    la_acc c1;
+    nvcuda::wmma::fill_fragment(c1, 0.0f);
+    #pragma unroll 4
+    for (int kk = 0; kk < K; kk += 8) {
+        nvcuda::wmma::load_matrix_sync(fa, a, lda);
+        nvcuda::wmma::load_matrix_sync(fb0, b0, ldb);
+        nvcuda::wmma::load_matrix_sync(fb1, b1, ldb);
+        la_round_tf32(fa);
+        la_round_tf32(fb0);
+        la_round_tf32(fb1);
+        nvcuda::wmma::mma_sync(c, fa, fb0, c);
+        nvcuda::wmma::mma_sync(c1, fa, fb1, c1);
+        a += a_step;
+        b0 += b_step;
+        b1 += b_step;
+    }
+    #pragma unroll
+    for (int i = 0; i < c.num_elements; i++) c.x[i] += c1.x[i];
+}
+
 /* dst[r * ldd + c] = src[(t0 + r) * ld + col0 + c] for r < LC, c < d (d a multiple of 4),
  * zero for rows t0 + r >= T. 16-byte loads and stores (every offset is a multiple of 4
  * floats and the buffers are 16-byte aligned), four loads in flight per thread before the

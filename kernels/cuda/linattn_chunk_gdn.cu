@@ -90,7 +90,7 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     gdn_state_kernel<<<dim3(cbs, (unsigned)H, zb), GDN_ST_THREADS, gdn_state_smem(dk), st>>>(a);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     if (swla == CU_SWLA_EXACT) {
-        gdn_suffix_kernel<<<dim3((unsigned)(dk / 16), (unsigned)H, zb), GDN_ST_THREADS,
+        gdn_suffix_kernel<<<dim3((unsigned)(dk / 16), (unsigned)H, zb), GDN_SUF_THREADS,
                             gdn_suffix_make(dk, dv).total * sizeof(float), st>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
         gdn_out_exact_kernel<<<grid, GDN_THREADS, gdn_ox_make(dk, dv).total * sizeof(float), st>>>(a);

@@ -13,8 +13,16 @@ using namespace nvcuda;
 
 static_assert(LC == 64, "gdn_cumsum scans two rows per lane of one warp");
 #define GDN_WARPS (GDN_THREADS / 32)
-#define GDN_ST_THREADS 128
+/* The state pass: 8 warps, Vn's product over dk split in two halves (GDN_KS partial sums, added
+ * by whoever reads them), so each warp's chain of dependent tile products per step halves.
+ * -DGDN_ST_THREADS=128 builds the 4-warp pass (one partial) for same-run comparisons. */
+#ifndef GDN_ST_THREADS
+#define GDN_ST_THREADS 256
+#endif
 #define GDN_ST_WARPS (GDN_ST_THREADS / 32)
+#define GDN_KS (GDN_ST_WARPS / 4)
+static_assert(GDN_ST_WARPS == 4 || GDN_ST_WARPS == 8, "four row tiles of Vn, one or two dk halves");
+#define GDN_SUF_THREADS 128      /* the suffix pass: one warp per 16 columns of Y (LC = 64) */
 #define GDN_BV 16                /* value columns per state block */
 #define GDN_LDS (GDN_BV + 4)
 
@@ -179,7 +187,8 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
 /* ---- state pass: sequential over chunks, 16 value columns per block --------------------- */
 
 /* Shared memory of the state pass: two buffers of {W, Khat} [LC][dk+4], U columns [LC][LDS]
- * and b_last (chunk n and the prefetch of n+1), the state [dk][LDS] and Vn [LC][LDS]. */
+ * and b_last (chunk n and the prefetch of n+1), the state [dk][LDS] and the GDN_KS partial
+ * sums of Vn [LC][LDS] each. */
 struct gdn_state_layout {
     size_t buf, w, k, u, lb, ss, vn, total; /* float offsets; w, k, u, lb within a buffer */
 };
@@ -193,7 +202,7 @@ __host__ __device__ static gdn_state_layout gdn_state_make(int dk) {
     L.buf = L.lb + 8;                           /* one buffer; a multiple of 8 floats */
     size_t off = 2 * L.buf;
     L.ss = off; off += (size_t)dk * GDN_LDS;
-    L.vn = off; off += (size_t)LC * GDN_LDS;
+    L.vn = off; off += (size_t)GDN_KS * LC * GDN_LDS;
     L.total = off;
     return L;
 }
@@ -254,22 +263,36 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
             for (int i = tid; i < dk * GDN_BV; i += blockDim.x)
                 sn[(size_t)(i / GDN_BV) * ld + i % GDN_BV] = ss[(i / GDN_BV) * GDN_LDS + i % GDN_BV];
         }
-        /* Vn = U - W S (rows of this chunk, this block's columns) */
-        if (warp < 4) {
+        /* Vn = U - W S (rows of this chunk, this block's columns): warp w takes row tile w % 4
+         * and the dk part w / 4; part 0 starts from -U. vn holds the parts, negated back. */
+        {
+            const int rt = warp & 3, part = warp >> 2, kp = dk / GDN_KS;
+            float *vp = vn + (size_t)part * LC * GDN_LDS + rt * 16 * GDN_LDS;
             la_acc c;
-            wmma::load_matrix_sync(c, us + warp * 16 * GDN_LDS, GDN_LDS, wmma::mem_row_major);
+            if (part == 0) {
+                wmma::load_matrix_sync(c, us + rt * 16 * GDN_LDS, GDN_LDS, wmma::mem_row_major);
+                #pragma unroll
+                for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
+            } else {
+                wmma::fill_fragment(c, 0.0f);
+            }
+            la_mma_3x_ilp<la_a_row, la_b_row>(c, ws + rt * 16 * LDK + part * kp, LDK, 8, ss + (size_t)part * kp * GDN_LDS,
+                                              GDN_LDS, (size_t)8 * GDN_LDS, kp);
             #pragma unroll
             for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
-            la_mma_3x<la_a_row, la_b_row>(c, ws + warp * 16 * LDK, LDK, 8, ss, GDN_LDS, (size_t)8 * GDN_LDS, dk);
-            #pragma unroll
-            for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
-            wmma::store_matrix_sync(vn + warp * 16 * GDN_LDS, c, GDN_LDS, wmma::mem_row_major);
-            if (own && a.Vb && !phi)
-                wmma::store_matrix_sync(a.Vb + (size_t)(t0 + warp * 16) * ldu + (size_t)h * a.dv + col0, c,
+            wmma::store_matrix_sync(vp, c, GDN_LDS, wmma::mem_row_major);
+            if (GDN_KS == 1 && own && a.Vb && !phi)
+                wmma::store_matrix_sync(a.Vb + (size_t)(t0 + rt * 16) * ldu + (size_t)h * a.dv + col0, c,
                                         (unsigned)ldu, wmma::mem_row_major);
         }
+        if (GDN_KS == 1 && n + 1 == n_end) break;
+        __syncthreads();                   /* Vn's parts are whole and every warp is done reading S */
+        if (GDN_KS > 1 && own && a.Vb && !phi)
+            for (int i = tid; i < LC * GDN_BV; i += blockDim.x) {
+                const int r = i / GDN_BV, j = i % GDN_BV;
+                a.Vb[(size_t)(t0 + r) * ldu + (size_t)h * a.dv + col0 + j] = vn[r * GDN_LDS + j] + vn[LC * GDN_LDS + r * GDN_LDS + j];
+            }
         if (n + 1 == n_end) break;
-        __syncthreads();                   /* Vn is whole and every warp is done reading S */
         /* S = gamma_last S + Khat^T Vn (Khat and b_last from the local kernel) */
         const float gl = expf(base[Ly.lb]);
         for (int tile = warp; tile < dk / 16; tile += GDN_ST_WARPS) {
@@ -277,7 +300,11 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
             wmma::load_matrix_sync(c, ss + tile * 16 * GDN_LDS, GDN_LDS, wmma::mem_row_major);
             #pragma unroll
             for (int i = 0; i < c.num_elements; i++) c.x[i] *= gl;
-            la_mma<la_a_col, la_b_row>(c, ks + tile * 16, LDK, (size_t)8 * LDK, vn, GDN_LDS, (size_t)8 * GDN_LDS, LC);
+            if (GDN_KS == 1)
+                la_mma<la_a_col, la_b_row>(c, ks + tile * 16, LDK, (size_t)8 * LDK, vn, GDN_LDS, (size_t)8 * GDN_LDS, LC);
+            else
+                la_mma_pair<la_a_col, la_b_row>(c, ks + tile * 16, LDK, (size_t)8 * LDK, vn, vn + LC * GDN_LDS, GDN_LDS,
+                                                (size_t)8 * GDN_LDS, LC);
             wmma::store_matrix_sync(ss + tile * 16 * GDN_LDS, c, GDN_LDS, wmma::mem_row_major);
         }
     }
@@ -386,7 +413,7 @@ __host__ __device__ static gdn_suffix_layout gdn_suffix_make(int dk, int dv) {
     return L;
 }
 
-__global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_suffix_kernel(gdn_args a) {
+__global__ static void __launch_bounds__(GDN_SUF_THREADS) gdn_suffix_kernel(gdn_args a) {
     LA_SMEM(float, sm);
     const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
     const gdn_suffix_layout Ly = gdn_suffix_make(dk, dv);
@@ -412,7 +439,7 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_suffix_kernel(gdn_a
         __syncthreads();
         const float gj = expf(a.Lb[(size_t)j * a.H + h]);
         /* Sf += Y U (each warp its own column tiles) and Ps = gamma Ps - Y W */
-        for (int tile = warp; tile < dv / 16 + dk / 16; tile += GDN_ST_WARPS) {
+        for (int tile = warp; tile < dv / 16 + dk / 16; tile += GDN_SUF_THREADS / 32) {
             const bool isf = tile < dv / 16;
             const int cb = isf ? tile : tile - dv / 16;
             float *dst = isf ? sf + cb * 16 : ps + cb * 16;

@@ -11,10 +11,10 @@ set -u
 cd "$(dirname "$0")/../.."
 bin=$(bash tests/gpu/la_build.sh "${1:-build}") || { echo "la_bench: build failed"; exit 1; }
 for T in ${LA_BENCH_LENGTHS:-4096 16384 65536}; do timeout 120 "$bin" bench "$T" 8 128; done
-# the same gla rows with the 8-warp output kernel (the default before 2026-12-04), renamed gla8w_*
-if [ "${LA_AB:-1}" = 1 ] && bin8=$(LA_VARIANT=gla8w bash tests/gpu/la_build.sh "${1:-build}"); then
+# the same gdn rows with the 4-warp state pass (the default before 2026-12-04 session 8), renamed gdn4w_*
+if [ "${LA_AB:-1}" = 1 ] && bin4=$(LA_VARIANT=gdn4w bash tests/gpu/la_build.sh "${1:-build}"); then
     for T in ${LA_BENCH_LENGTHS:-4096 16384 65536}; do
-        timeout 120 "$bin8" bench "$T" 8 128 | grep "name=gla_chunk" | sed 's/name=gla_/name=gla8w_/'
+        timeout 120 "$bin4" bench "$T" 8 128 | grep "name=gdn_chunk" | sed 's/name=gdn_/name=gdn4w_/'
     done
 fi
 [ "${LA_FLA:-0}" = 1 ] || exit 0

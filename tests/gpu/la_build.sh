@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the chunked gla/gdn kernel check/bench program (tests/gpu/la_check.cu) into
 # ${1:-build}/la_check (the linear-attention kernels only, no engine), unless it is newer than
-# every source it is made of. Prints the binary's path. Needs nvcc. LA_VARIANT=gla8w builds
-# ${1:-build}/la_check_gla8w instead, with the 8-warp gla output kernel and the 4-deep scan
-# prefetch (-DGLA_THREADS=256 -DGLA_PF=4, the settings before 2026-12-04), for
-# la_bench.sh's same-run comparison.
+# every source it is made of. Prints the binary's path. Needs nvcc. LA_VARIANT=gdn4w builds
+# ${1:-build}/la_check_gdn4w instead, with the 4-warp gdn state pass (-DGDN_ST_THREADS=128; one
+# partial sum of Vn per step instead of two), for la_bench.sh's same-run comparison;
+# LA_VARIANT=gla8w the 8-warp gla output kernel with the 4-deep scan prefetch (-DGLA_THREADS=256
+# -DGLA_PF=4, 18-21% slower than the default on the H200, session 8).
 set -eu
 cd "$(dirname "$0")/../.."
 out=${1:-build}/la_check
@@ -12,7 +13,8 @@ flags=
 case ${LA_VARIANT:-} in
 "") ;;
 gla8w) out=${out}_gla8w; flags="-DGLA_THREADS=256 -DGLA_PF=4" ;;
-*) echo "la_build: unknown LA_VARIANT '$LA_VARIANT' (gla8w)" >&2; exit 2 ;;
+gdn4w) out=${out}_gdn4w; flags="-DGDN_ST_THREADS=128" ;;
+*) echo "la_build: unknown LA_VARIANT '$LA_VARIANT' (gla8w, gdn4w)" >&2; exit 2 ;;
 esac
 src="tests/gpu/la_check.cu kernels/cuda/linattn.cu kernels/cuda/linattn_chunk.cu kernels/cuda/linattn_chunk_gdn.cu"
 deps="$src kernels/cuda/linattn_chunk_gla_body.cuh kernels/cuda/linattn_chunk_gdn_body.cuh kernels/cuda/kernels.cuh kernels/cuda/linattn_chunk.cuh kernels/cuda/linattn_chunk_common.cuh kernels/cuda/linattn_window.h"

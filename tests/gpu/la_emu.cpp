@@ -120,7 +120,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             const unsigned cbs = (unsigned)((dv + (swla == CU_SWLA_EXACT ? dk : 0)) / GDN_BV);
             emu::launch(gdn_state_kernel, a, emu_dim3{cbs, (unsigned)H, zb}, GDN_ST_THREADS, gdn_state_smem(dk));
             if (swla == CU_SWLA_EXACT) {
-                emu::launch(gdn_suffix_kernel, a, emu_dim3{(unsigned)(dk / 16), (unsigned)H, zb}, GDN_ST_THREADS,
+                emu::launch(gdn_suffix_kernel, a, emu_dim3{(unsigned)(dk / 16), (unsigned)H, zb}, GDN_SUF_THREADS,
                             gdn_suffix_make(dk, dv).total * sizeof(float));
                 emu::launch(gdn_out_exact_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS,
                             gdn_ox_make(dk, dv).total * sizeof(float));
