@@ -54,42 +54,13 @@ __device__ __forceinline__ void la_mma(la_acc &c, const float *a, unsigned lda, 
     }
 }
 
-/* The same product with both operands split into two tf32 halves (x = hi + lo, the lo*lo
- * term dropped): about fp32 accuracy, three tensor-core products per k-slice. */
+/* c += A B with both operands split into two tf32 halves (x = hi + lo, the lo*lo term
+ * dropped): about fp32 accuracy, three tensor-core products per k-slice. The three terms go
+ * into separate accumulators, summed at the end: in the sequential passes (one block per
+ * head and column block, few warps) the time of a chain of tile products is the tensor
+ * cores' latency, and independent accumulators let consecutive products overlap. */
 template <typename FA, typename FB>
 __device__ __forceinline__ void la_mma_3x(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b,
-                                          unsigned ldb, size_t b_step, int K) {
-    FA fa, fa_lo;
-    FB fb, fb_lo;
-    for (int kk = 0; kk < K; kk += 8) {
-        nvcuda::wmma::load_matrix_sync(fa, a, lda);
-        nvcuda::wmma::load_matrix_sync(fb, b, ldb);
-        #pragma unroll
-        for (int i = 0; i < fa.num_elements; i++) {
-            float hi = nvcuda::wmma::__float_to_tf32(fa.x[i]);
-            fa_lo.x[i] = nvcuda::wmma::__float_to_tf32(fa.x[i] - hi);
-            fa.x[i] = hi;
-        }
-        #pragma unroll
-        for (int i = 0; i < fb.num_elements; i++) {
-            float hi = nvcuda::wmma::__float_to_tf32(fb.x[i]);
-            fb_lo.x[i] = nvcuda::wmma::__float_to_tf32(fb.x[i] - hi);
-            fb.x[i] = hi;
-        }
-        nvcuda::wmma::mma_sync(c, fa_lo, fb, c);
-        nvcuda::wmma::mma_sync(c, fa, fb_lo, c);
-        nvcuda::wmma::mma_sync(c, fa, fb, c);
-        a += a_step;
-        b += b_step;
-    }
-}
-
-/* The sequential passes run one short chain of tile products per step, so their time is the
- * tensor cores' latency, not their throughput: these keep independent accumulators (the three
- * 3xTF32 terms apart; two B operands apart) so consecutive products do not wait on each other,
- * and sum them at the end. Same products as la_mma_3x / la_mma, summed in another order. */
-template <typename FA, typename FB>
-__device__ __forceinline__ void la_mma_3x_ilp(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b,
                                               unsigned ldb, size_t b_step, int K) {
     FA fa, fa_lo;
     FB fb, fb_lo;
@@ -122,8 +93,8 @@ __device__ __forceinline__ void la_mma_3x_ilp(la_acc &c, const float *a, unsigne
     for (int i = 0; i < c.num_elements; i++) c.x[i] += l1.x[i] + l2.x[i];
 }
 
-/* c += A B0 + A B1 (1xTF32), the two products in separate accumulators; A's fragments are
- * loaded once for both. */
+/* c += A B0 + A B1 (1xTF32), the two products in separate accumulators (as above); A's
+ * fragments are loaded once for both. */
 template <typename FA, typename FB>
 __device__ __forceinline__ void la_mma_pair(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b0,
                                             const float *b1, unsigned ldb, size_t b_step, int K) {

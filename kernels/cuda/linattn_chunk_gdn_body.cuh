@@ -227,7 +227,7 @@ __device__ static void gdn_state_prefetch(const gdn_args &a, const gdn_state_lay
 
 /* Everything chunk n+1 needs is copied (cp.async) into the second buffer while chunk n is
  * computed, so the sequential loop waits on memory only when a copy is slower than a step. */
-__global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_args a) {
+__global__ static void __launch_bounds__(GDN_ST_THREADS, 1) gdn_state_kernel(gdn_args a) {
     LA_SMEM(float, sm);
     const int dk = a.dk, LDK = dk + 4;
     const gdn_state_layout Ly = gdn_state_make(dk);
@@ -276,7 +276,7 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS) gdn_state_kernel(gdn_ar
             } else {
                 wmma::fill_fragment(c, 0.0f);
             }
-            la_mma_3x_ilp<la_a_row, la_b_row>(c, ws + rt * 16 * LDK + part * kp, LDK, 8, ss + (size_t)part * kp * GDN_LDS,
+            la_mma_3x<la_a_row, la_b_row>(c, ws + rt * 16 * LDK + part * kp, LDK, 8, ss + (size_t)part * kp * GDN_LDS,
                                               GDN_LDS, (size_t)8 * GDN_LDS, kp);
             #pragma unroll
             for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
