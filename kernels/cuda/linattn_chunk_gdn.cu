@@ -40,7 +40,7 @@ static cudaError_t set_smem(const void *fn, size_t bytes, size_t *current) {
 
 /* The most dynamic shared memory a gdn chunk kernel takes (for cu_la_chunk_fits). */
 size_t cu_la_gdn_smem_max(int dk, int dv) {
-    const size_t sz[] = {gdn_local_make(dk, dv).total, gdn_state_smem(dk), gdn_out_smem(dk, dv),
+    const size_t sz[] = {gdn_local_make(dk, dv, true).total, gdn_state_smem(dk), gdn_out_smem(dk, dv),
                          gdn_suffix_make(dk, dv).total * sizeof(float), gdn_ox_make(dk, dv).total * sizeof(float)};
     size_t m = 0;
     for (size_t x : sz) m = x > m ? x : m;
@@ -73,7 +73,7 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     gdn_carve(a, work, swla, W, S);
 
     static size_t local_set, state_set, out_set, suffix_set, ox_set;
-    cudaError_t e = set_smem((const void *)gdn_local_kernel, gdn_local_make(dk, dv).total, &local_set);
+    cudaError_t e = set_smem((const void *)gdn_local_kernel, gdn_local_make(dk, dv, a.Keb != NULL).total, &local_set);
     if (e == cudaSuccess) e = set_smem((const void *)gdn_state_kernel, gdn_state_smem(dk), &state_set);
     if (e == cudaSuccess) e = set_smem((const void *)gdn_out_kernel, gdn_out_smem(dk, dv), &out_set);
     if (e == cudaSuccess && swla == CU_SWLA_EXACT)
@@ -82,7 +82,7 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
         e = set_smem((const void *)gdn_out_exact_kernel, gdn_ox_make(dk, dv).total * sizeof(float), &ox_set);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)a.N, (unsigned)H);
-    gdn_local_kernel<<<grid, GDN_THREADS, gdn_local_make(dk, dv).total, st>>>(a);
+    gdn_local_kernel<<<grid, GDN_THREADS, gdn_local_make(dk, dv, a.Keb != NULL).total, st>>>(a);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     const unsigned zb = a.sc > 0 ? (unsigned)((a.N + a.sc - 1) / a.sc) : 1u;
     /* exact SWLA: the prefix pass also carries the dk columns of the block-prefix transition */

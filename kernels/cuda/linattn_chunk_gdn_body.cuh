@@ -71,19 +71,21 @@ __device__ static void gdn_cumsum(double *bd, const gdn_args &a, int n, int h) {
 /* ---- local: WY representation of the chunk -------------------------------------------- */
 
 struct gdn_local_layout {
-    size_t ks, vs, kh, gm, xm, bet, bd, total;  /* byte offsets */
+    size_t ks, vs, gm, xm, bet, bd, kh, total;  /* byte offsets */
 };
 
-__host__ __device__ static gdn_local_layout gdn_local_make(int dk, int dv) {
+/* Khat's tile (kh) only for exact SWLA, last: without it the kernel takes ~101 KB at
+ * dk = dv = 128, so two blocks share an SM and one's loads overlap the other's products. */
+__host__ __device__ static gdn_local_layout gdn_local_make(int dk, int dv, bool exact) {
     gdn_local_layout L;
     size_t off = 0;
     L.ks = off; off += sizeof(float) * LC * (dk + 4);
     L.vs = off; off += sizeof(float) * LC * (dv + 4);
-    L.kh = off; off += sizeof(float) * LC * (dk + 4);
     L.gm = off; off += sizeof(float) * LC * LA_LDA;
     L.xm = off; off += sizeof(float) * LC * LA_LDA;
     L.bet = off; off += sizeof(float) * LC;
     L.bd = off; off += sizeof(double) * LC;
+    L.kh = off; if (exact) off += sizeof(float) * LC * (dk + 4);
     L.total = off;
     return L;
 }
@@ -91,7 +93,7 @@ __host__ __device__ static gdn_local_layout gdn_local_make(int dk, int dv) {
 __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args a) {
     LA_SMEM(unsigned char, smb);
     const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
-    const gdn_local_layout Ly = gdn_local_make(dk, dv);
+    const gdn_local_layout Ly = gdn_local_make(dk, dv, a.Keb != NULL);
     float *ks = (float *)(smb + Ly.ks), *vs = (float *)(smb + Ly.vs), *gm = (float *)(smb + Ly.gm);
     float *xm = (float *)(smb + Ly.xm), *bet = (float *)(smb + Ly.bet);
     double *bd = (double *)(smb + Ly.bd);

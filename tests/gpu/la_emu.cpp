@@ -115,7 +115,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             const size_t wb = gdn_work_bytes(T, H, dk, dv);
             float *work = dev(wb / 4);
             gdn_carve(a, work, swla, W, S);
-            emu::launch(gdn_local_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_local_make(dk, dv).total);
+            emu::launch(gdn_local_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_local_make(dk, dv, a.Keb != NULL).total);
             const unsigned zb = a.sc > 0 ? (unsigned)((N + a.sc - 1) / a.sc) : 1u;
             const unsigned cbs = (unsigned)((dv + (swla == CU_SWLA_EXACT ? dk : 0)) / GDN_BV);
             emu::launch(gdn_state_kernel, a, emu_dim3{cbs, (unsigned)H, zb}, GDN_ST_THREADS, gdn_state_smem(dk));
