@@ -317,18 +317,31 @@ static size_t gdn_state_smem(int dk) { return gdn_state_make(dk).total * sizeof(
 
 /* ---- output --------------------------------------------------------------------------- */
 
+/* q, k [LC][dk+4], V [LC][dv+4], the chunk's matrix [LC][LC+4], S_n [dk][dv+4], then b. */
 static size_t gdn_out_smem(int dk, int dv) {
-    return sizeof(float) * ((size_t)2 * LC * (dk + 4) + (size_t)LC * (dv + 4) + (size_t)LC * LA_LDA) +
+    return sizeof(float) * ((size_t)2 * LC * (dk + 4) + (size_t)LC * (dv + 4) + (size_t)LC * LA_LDA +
+                            (size_t)dk * (dv + 4)) +
            sizeof(double) * LC;
 }
 
 __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a) {
     LA_SMEM(unsigned char, smb);
     const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
-    float *qs = (float *)smb, *ks = qs + LC * LDK, *vs = ks + LC * LDK, *as = vs + LC * LDV;
-    double *bd = (double *)(as + LC * LA_LDA);
+    float *qs = (float *)smb, *ks = qs + LC * LDK, *vs = ks + LC * LDK, *as = vs + LC * LDV, *ss = as + LC * LA_LDA;
+    double *bd = (double *)(ss + dk * LDV);
     const int n = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
     const int t0 = n * LC, L = min(LC, a.T - t0);
+    /* S_n into shared memory by cp.async under the loads and the intra-chunk product, so the
+     * last product's k-slices do not each wait on global memory */
+    if (n > 0) {
+        const float *sn = a.Sb + ((size_t)n * a.H + h) * dk * dv;
+        const int q4 = dv >> 2;
+        for (int i = tid; i < dk * q4; i += blockDim.x) {
+            const int r = i / q4, c = (i % q4) * 4;
+            __pipeline_memcpy_async(ss + r * LDV + c, sn + (size_t)r * dv + c, 16);
+        }
+    }
+    __pipeline_commit();
     la_load_tile(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile(vs, LDV, a.Vb, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
@@ -351,9 +364,9 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
         const int t = i / dk;
         qs[t * LDK + i % dk] *= a.scale * expf((float)bd[t]);
     }
+    __pipeline_wait_prior(0);              /* this thread's part of S_n; the barrier makes it whole */
     __syncthreads();
     const int nbv = dv / 16, ntile = 4 * nbv;
-    const float *sn = a.Sb + ((size_t)n * a.H + h) * dk * dv;
     la_acc acc[4];
     #pragma unroll
     for (int u = 0; u < 4; u++) {
@@ -364,7 +377,7 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
             la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA, LA_LDA, 8, vs + cb * 16, LDV, (size_t)8 * LDV,
                                        (rb + 1) * 16);
             if (n > 0)                     /* S_0 = 0 (under overlap S_n may be 0 too: stored as such) */
-                la_mma<la_a_row, la_b_row>(acc[u], qs + rb * 16 * LDK, LDK, 8, sn + cb * 16, dv, (size_t)8 * dv, dk);
+                la_mma<la_a_row, la_b_row>(acc[u], qs + rb * 16 * LDK, LDK, 8, ss + cb * 16, LDV, (size_t)8 * LDV, dk);
         }
     }
     __syncthreads();                       /* vs becomes the output staging area */
