@@ -45,7 +45,7 @@ int cu_la_chunk_enabled(void) {
 }
 
 /* Shared memory a block may opt in to on the current device (read once). */
-static size_t device_smem_optin(void) {
+size_t cu_la_smem_optin(void) {
     static long v = -1;
     if (v < 0) {
         int dev = 0, bytes = 0;
@@ -59,7 +59,7 @@ static size_t device_smem_optin(void) {
 int cu_la_chunk_fits(int dk, int dv) {
     if (!(dk >= 16 && dv >= 16 && dk % 16 == 0 && dv % 16 == 0 && dk <= CU_LA_CHUNK_MAXD && dv <= CU_LA_CHUNK_MAXD))
         return 0;
-    return cu_la_chunk_smem_max(dk, dv) <= device_smem_optin();
+    return cu_la_chunk_smem_max(dk, dv) <= cu_la_smem_optin();
 }
 
 static size_t align256(size_t n) { return (n + 255) / 256 * 256; }

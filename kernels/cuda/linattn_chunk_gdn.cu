@@ -38,13 +38,22 @@ static cudaError_t set_smem(const void *fn, size_t bytes, size_t *current) {
     return e;
 }
 
-/* The most dynamic shared memory a gdn chunk kernel takes (for cu_la_chunk_fits). */
+size_t cu_la_smem_optin(void);   /* linattn_chunk.cu */
+
+/* The most dynamic shared memory a gdn chunk kernel needs (for cu_la_chunk_fits): the
+ * unstaged forms; gdn_stage() picks the staged ones where they fit. */
 size_t cu_la_gdn_smem_max(int dk, int dv) {
-    const size_t sz[] = {gdn_local_make(dk, dv, true).total, gdn_state_smem(dk), gdn_out_smem(dk, dv),
-                         gdn_suffix_make(dk, dv).total * sizeof(float), gdn_ox_make(dk, dv).total * sizeof(float)};
+    const size_t sz[] = {gdn_local_make(dk, dv, true).total, gdn_state_smem(dk), gdn_out_smem(dk, dv, 0),
+                         gdn_suffix_make(dk, dv, 0).total * sizeof(float), gdn_ox_make(dk, dv).total * sizeof(float)};
     size_t m = 0;
     for (size_t x : sz) m = x > m ? x : m;
     return m;
+}
+
+static int gdn_stage(int dk, int dv) {
+    const size_t need = gdn_out_smem(dk, dv, 1) > gdn_suffix_make(dk, dv, 1).total * sizeof(float)
+                            ? gdn_out_smem(dk, dv, 1) : gdn_suffix_make(dk, dv, 1).total * sizeof(float);
+    return need <= cu_la_smem_optin();
 }
 
 int cu_gdn_chunk_supports(int T, int swla, int W, int S) {
@@ -71,13 +80,14 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = (T + LC - 1) / LC;
     a.scale = 1.0f / sqrtf((float)dk);
     gdn_carve(a, work, swla, W, S);
+    a.stage = gdn_stage(dk, dv);
 
     static size_t local_set, state_set, out_set, suffix_set, ox_set;
     cudaError_t e = set_smem((const void *)gdn_local_kernel, gdn_local_make(dk, dv, a.Keb != NULL).total, &local_set);
     if (e == cudaSuccess) e = set_smem((const void *)gdn_state_kernel, gdn_state_smem(dk), &state_set);
-    if (e == cudaSuccess) e = set_smem((const void *)gdn_out_kernel, gdn_out_smem(dk, dv), &out_set);
+    if (e == cudaSuccess) e = set_smem((const void *)gdn_out_kernel, gdn_out_smem(dk, dv, a.stage), &out_set);
     if (e == cudaSuccess && swla == CU_SWLA_EXACT)
-        e = set_smem((const void *)gdn_suffix_kernel, gdn_suffix_make(dk, dv).total * sizeof(float), &suffix_set);
+        e = set_smem((const void *)gdn_suffix_kernel, gdn_suffix_make(dk, dv, a.stage).total * sizeof(float), &suffix_set);
     if (e == cudaSuccess && swla == CU_SWLA_EXACT)
         e = set_smem((const void *)gdn_out_exact_kernel, gdn_ox_make(dk, dv).total * sizeof(float), &ox_set);
     if (e != cudaSuccess) return e;
@@ -91,11 +101,11 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     if (swla == CU_SWLA_EXACT) {
         gdn_suffix_kernel<<<dim3((unsigned)(dk / 16), (unsigned)H, zb), GDN_SUF_THREADS,
-                            gdn_suffix_make(dk, dv).total * sizeof(float), st>>>(a);
+                            gdn_suffix_make(dk, dv, a.stage).total * sizeof(float), st>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
         gdn_out_exact_kernel<<<grid, GDN_THREADS, gdn_ox_make(dk, dv).total * sizeof(float), st>>>(a);
     } else {
-        gdn_out_kernel<<<grid, GDN_THREADS, gdn_out_smem(dk, dv), st>>>(a);
+        gdn_out_kernel<<<grid, GDN_THREADS, gdn_out_smem(dk, dv, a.stage), st>>>(a);
     }
     return cudaGetLastError();
 }

@@ -42,6 +42,9 @@ struct gdn_args {
     float *Keb, *Pf, *Sf, *Ps;
     int B;
     float scale;
+    /* 1 where the device's shared memory allows (Hopper: 227 KB a block): the output kernel
+     * stages S_n in shared memory, the suffix pass double-buffers its tiles */
+    int stage;
 };
 
 /* Inclusive prefix sums (double) of LC values by warp 0, two per lane and a shuffle scan;
@@ -317,10 +320,11 @@ static size_t gdn_state_smem(int dk) { return gdn_state_make(dk).total * sizeof(
 
 /* ---- output --------------------------------------------------------------------------- */
 
-/* q, k [LC][dk+4], V [LC][dv+4], the chunk's matrix [LC][LC+4], S_n [dk][dv+4], then b. */
-static size_t gdn_out_smem(int dk, int dv) {
+/* q, k [LC][dk+4], V [LC][dv+4], the chunk's matrix [LC][LC+4], S_n [dk][dv+4] (staged only),
+ * then b. */
+static size_t gdn_out_smem(int dk, int dv, int stage) {
     return sizeof(float) * ((size_t)2 * LC * (dk + 4) + (size_t)LC * (dv + 4) + (size_t)LC * LA_LDA +
-                            (size_t)dk * (dv + 4)) +
+                            (stage ? (size_t)dk * (dv + 4) : 0)) +
            sizeof(double) * LC;
 }
 
@@ -328,13 +332,13 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
     LA_SMEM(unsigned char, smb);
     const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
     float *qs = (float *)smb, *ks = qs + LC * LDK, *vs = ks + LC * LDK, *as = vs + LC * LDV, *ss = as + LC * LA_LDA;
-    double *bd = (double *)(ss + dk * LDV);
+    double *bd = (double *)(ss + (a.stage ? dk * LDV : 0));
     const int n = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
     const int t0 = n * LC, L = min(LC, a.T - t0);
     /* S_n into shared memory by cp.async under the loads and the intra-chunk product, so the
      * last product's k-slices do not each wait on global memory */
-    if (n > 0) {
-        const float *sn = a.Sb + ((size_t)n * a.H + h) * dk * dv;
+    const float *sn = a.Sb + ((size_t)n * a.H + h) * dk * dv;
+    if (a.stage && n > 0) {
         const int q4 = dv >> 2;
         for (int i = tid; i < dk * q4; i += blockDim.x) {
             const int r = i / q4, c = (i % q4) * 4;
@@ -377,7 +381,8 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
             la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA, LA_LDA, 8, vs + cb * 16, LDV, (size_t)8 * LDV,
                                        (rb + 1) * 16);
             if (n > 0)                     /* S_0 = 0 (under overlap S_n may be 0 too: stored as such) */
-                la_mma<la_a_row, la_b_row>(acc[u], qs + rb * 16 * LDK, LDK, 8, ss + cb * 16, LDV, (size_t)8 * LDV, dk);
+                la_mma<la_a_row, la_b_row>(acc[u], qs + rb * 16 * LDK, LDK, 8, a.stage ? ss + cb * 16 : sn + cb * 16,
+                                           a.stage ? LDV : dv, (size_t)8 * (a.stage ? LDV : dv), dk);
         }
     }
     __syncthreads();                       /* vs becomes the output staging area */
@@ -411,39 +416,56 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
 /* Suffix pass: one block per 16 rows of Ps/Sf, head and chunk block z, backwards over the
  * block's chunks j: Y = Ps(j+1) Khat_j^T, Sf(j) = Sf(j+1) + Y U_j, Ps(j) = gamma_j Ps(j+1) - Y W_j
  * (Ps(end+1) = I, Sf(end+1) = 0). */
+/* Two buffers of {Khat, W, U} (chunk j and the prefetch of j-1) where they fit (db: 215 KB at
+ * dk = dv = 128, within Hopper's 227 KB a block), so a chunk's loads overlap the previous one's
+ * products; else one, loaded after each chunk's products. */
 struct gdn_suffix_layout {
-    size_t ps, sf, ks, ws, us, y, total;  /* float offsets */
+    size_t ps, sf, y, buf, ks, ws, us, total;  /* float offsets; ks, ws, us within a buffer */
 };
 
-__host__ __device__ static gdn_suffix_layout gdn_suffix_make(int dk, int dv) {
+__host__ __device__ static gdn_suffix_layout gdn_suffix_make(int dk, int dv, int db) {
     gdn_suffix_layout L;
     size_t off = 0;
     L.ps = off; off += (size_t)16 * (dk + 4);
     L.sf = off; off += (size_t)16 * (dv + 4);
-    L.ks = off; off += (size_t)LC * (dk + 4);
-    L.ws = off; off += (size_t)LC * (dk + 4);
-    L.us = off; off += (size_t)LC * (dv + 4);
     L.y = off; off += (size_t)16 * LA_LDA;
+    L.ks = 0;
+    L.ws = L.ks + (size_t)LC * (dk + 4);
+    L.us = L.ws + (size_t)LC * (dk + 4);
+    L.buf = L.us + (size_t)LC * (dv + 4);
+    off += (db ? 2 : 1) * L.buf;
     L.total = off;
     return L;
+}
+
+__device__ static void gdn_suffix_prefetch(const gdn_args &a, const gdn_suffix_layout &Ly, float *buf, int j, int h) {
+    const int dk = a.dk, dv = a.dv, t0 = j * LC;
+    la_load_tile_async(buf + Ly.ks, dk + 4, a.Kh, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);  /* Khat_j */
+    la_load_tile_async(buf + Ly.ws, dk + 4, a.Wb, (size_t)a.H * dk, (size_t)h * dk, t0, a.N * LC, dk);
+    la_load_tile_async(buf + Ly.us, dv + 4, a.Ub, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
 }
 
 __global__ static void __launch_bounds__(GDN_SUF_THREADS) gdn_suffix_kernel(gdn_args a) {
     LA_SMEM(float, sm);
     const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
-    const gdn_suffix_layout Ly = gdn_suffix_make(dk, dv);
-    float *ps = sm + Ly.ps, *sf = sm + Ly.sf, *ks = sm + Ly.ks, *ws = sm + Ly.ws, *us = sm + Ly.us, *y = sm + Ly.y;
+    const gdn_suffix_layout Ly = gdn_suffix_make(dk, dv, a.stage);
+    const int db = a.stage;
+    float *ps = sm + Ly.ps, *sf = sm + Ly.sf, *y = sm + Ly.y, *bufs = sm + Ly.y + 16 * LA_LDA;
     const int r0 = blockIdx.x * 16, h = blockIdx.y, z = blockIdx.z, tid = threadIdx.x, warp = tid >> 5;
     const int j_beg = z * a.B, j_end = min(a.N, j_beg + a.B);
     for (int i = tid; i < 16 * LDK; i += blockDim.x) ps[i] = i % LDK == r0 + i / LDK ? 1.0f : 0.0f;
     for (int i = tid; i < 16 * LDV; i += blockDim.x) sf[i] = 0.0f;
+    if (j_end > j_beg) gdn_suffix_prefetch(a, Ly, bufs, j_end - 1, h);
+    __pipeline_commit();
     for (int j = j_end - 1; j >= j_beg; j--) {
-        const int t0 = j * LC;
-        __syncthreads();                   /* the previous chunk is done with ks, ws, us, y */
-        la_load_tile(ks, LDK, a.Kh, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);  /* Khat_j */
-        la_load_tile(ws, LDK, a.Wb, (size_t)a.H * dk, (size_t)h * dk, t0, a.N * LC, dk);
-        la_load_tile(us, LDV, a.Ub, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
-        __syncthreads();
+        const float *buf = bufs + (size_t)(db ? (j_end - 1 - j) & 1 : 0) * Ly.buf;
+        const float *ks = buf + Ly.ks, *ws = buf + Ly.ws, *us = buf + Ly.us;
+        __pipeline_wait_prior(0);          /* this thread's copies of chunk j (the only group in flight) */
+        __syncthreads();                   /* everyone's have landed; chunk j+1 is done with y and the other buffer */
+        if (db && j > j_beg) {
+            gdn_suffix_prefetch(a, Ly, bufs + (size_t)((j_end - j) & 1) * Ly.buf, j - 1, h);
+            __pipeline_commit();
+        }
         /* Y = Ps Khat^T (16 x LC), 3xTF32: Ps is a product of transitions */
         {
             la_acc c;
@@ -473,6 +495,10 @@ __global__ static void __launch_bounds__(GDN_SUF_THREADS) gdn_suffix_kernel(gdn_
             wmma::store_matrix_sync(dst, c, ld, wmma::mem_row_major);
         }
         __syncthreads();
+        if (!db && j > j_beg) {            /* every warp is done with the one buffer */
+            gdn_suffix_prefetch(a, Ly, bufs, j - 1, h);
+            __pipeline_commit();
+        }
         float *sfg = a.Sf + ((size_t)j * a.H + h) * dk * dv + (size_t)r0 * dv;
         float *psg = a.Ps + ((size_t)j * a.H + h) * dk * dk + (size_t)r0 * dk;
         for (int i = tid; i < 16 * dv; i += blockDim.x) sfg[(size_t)(i / dv) * dv + i % dv] = sf[(i / dv) * LDV + i % dv];

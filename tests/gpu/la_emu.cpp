@@ -85,8 +85,10 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
                 for (int i = 0; i < dk; i++) x[i] = (float)(x[i] / sqrt(s2 + 1e-6));
             }
     std::vector<float *> bufs;
-    for (int pass = 0; pass < 2; pass++) {
-        emu::copy_at_issue = pass == 0;
+    /* passes: cp.async copies landing at issue, at the wait; gdn also unstaged (gdn_args.stage = 0,
+     * the form for devices with less shared memory) */
+    for (int pass = 0; pass < (gdn ? 3 : 2); pass++) {
+        emu::copy_at_issue = pass != 1;
         for (size_t i = 0; i < nv; i++) out[i] = NAN;
         const size_t st = (size_t)N * H * dk * dv;
         if (!gdn) {   /* cu_gla_chunk's host side */
@@ -112,6 +114,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             a.out = out; a.q = q; a.k = k; a.v = v; a.beta = be; a.la = la;
             a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = N;
             a.scale = 1.0f / sqrtf((float)dk);
+            a.stage = pass < 2;
             const size_t wb = gdn_work_bytes(T, H, dk, dv);
             float *work = dev(wb / 4);
             gdn_carve(a, work, swla, W, S);
@@ -121,11 +124,11 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             emu::launch(gdn_state_kernel, a, emu_dim3{cbs, (unsigned)H, zb}, GDN_ST_THREADS, gdn_state_smem(dk));
             if (swla == CU_SWLA_EXACT) {
                 emu::launch(gdn_suffix_kernel, a, emu_dim3{(unsigned)(dk / 16), (unsigned)H, zb}, GDN_SUF_THREADS,
-                            gdn_suffix_make(dk, dv).total * sizeof(float));
+                            gdn_suffix_make(dk, dv, a.stage).total * sizeof(float));
                 emu::launch(gdn_out_exact_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS,
                             gdn_ox_make(dk, dv).total * sizeof(float));
             } else {
-                emu::launch(gdn_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_out_smem(dk, dv));
+                emu::launch(gdn_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_out_smem(dk, dv, a.stage));
             }
             free(work);
         }
@@ -141,9 +144,9 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
         }
         const double rms = sqrt(ss / nv) + 1e-30, rr = sqrt(es / nv) / rms, rm = mx / rms;
         const bool ok = rr <= 3e-3 && rm <= 3e-2;
-        printf("la_emu %s %s T=%d H=%d dk=%d dv=%d g=%g swla=%d W=%d S=%d cp.async=%s rel_rms=%.2e rel_max=%.2e %s\n",
+        printf("la_emu %s %s T=%d H=%d dk=%d dv=%d g=%g swla=%d W=%d S=%d cp.async=%s%s rel_rms=%.2e rel_max=%.2e %s\n",
                gdn ? "gdn" : "gla", swla ? (swla == 1 ? "exact" : "overlap") : "plain", T, H, dk, dv, g, swla, W, S,
-               pass ? "at-wait" : "at-issue", rr, rm, ok ? "ok" : "FAIL");
+               pass == 1 ? "at-wait" : "at-issue", pass == 2 ? " unstaged" : "", rr, rm, ok ? "ok" : "FAIL");
         if (!ok) {
             size_t t = worst / ((size_t)H * dv), r = worst % ((size_t)H * dv);
             printf("    worst at t=%zu head=%zu col=%zu: ref %.6g kernel %.6g\n", t, r / dv, r % dv, ref[worst], out[worst]);
