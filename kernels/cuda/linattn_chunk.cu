@@ -118,7 +118,7 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     if (a.N > 1) {
         const size_t elems = (size_t)H * dk * dv;
-        gla_scan_kernel<<<(unsigned)((elems + 255) / 256), 256, 0, st>>>(a);
+        gla_scan_kernel<<<(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), GLA_SCAN_THREADS, 0, st>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     gla_out_kernel<<<grid, GLA_THREADS, os, st>>>(a);

@@ -93,63 +93,76 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
 #define GLA_PF 8
 #endif
 
-__global__ static void gla_scan_kernel(gla_args a) {
-    const size_t per_head = (size_t)a.dk * a.dv, stride = (size_t)a.H * per_head;
-    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+/* Two adjacent elements of a state row per thread (one head and row: one P), so that every
+ * thread of 8 heads of 128 x 128 is resident at once (256 blocks of 256, two a SM at 92
+ * registers; one element per thread made 512 blocks at 78 registers, three a SM, and left a
+ * second, partial wave) and each load moves 8 bytes. */
+#define GLA_SCAN_THREADS 256
+__global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gla_args a) {
+    const size_t per_head = (size_t)a.dk * a.dv, stride = (size_t)a.H * per_head, s2 = stride / 2;
+    const size_t e = 2 * ((size_t)blockIdx.x * blockDim.x + threadIdx.x);
     if (e >= stride) return;
     const int h = (int)(e / per_head), i = (int)(e % per_head / a.dv);
     const bool lz_writer = a.Lz && e % a.dv == 0;
     const size_t pst = (size_t)a.H * a.dk, pi = (size_t)h * a.dk + i;
     const int last = a.N - 1;    /* U and P of chunks 0..last-1 feed the states; Z of 0..last is stored */
-    const float *u = a.U + e;
-    float *z = a.Z + e;
+    const float2 *u = (const float2 *)(a.U + e);
+    float2 *z = (float2 *)(a.Z + e);
     /* ub[d], pb[d]: U and P of chunk n0 + d. Loaded GLA_PF chunks ahead: without SWLA Z is U
      * itself (in place), and Z_n is stored only after U_n was read, so a load ahead never
      * sees a stored state. */
-    float ub[GLA_PF], pb[GLA_PF];
+    float2 ub[GLA_PF];
+    float pb[GLA_PF];
     #pragma unroll
     for (int d = 0; d < GLA_PF; d++) {
-        ub[d] = d < last ? u[(size_t)d * stride] : 0.0f;
+        ub[d] = d < last ? u[(size_t)d * s2] : make_float2(0.0f, 0.0f);
         pb[d] = d < last ? a.P[(size_t)d * pst + pi] : 0.0f;
     }
-    float zs = 0.0f;
+    float2 zs = make_float2(0.0f, 0.0f);
     double wsum = 0.0;           /* sum of P over the chunks in the state: [f, n-1] */
     int f = 0;
-    float uf = 0.0f, pf = 0.0f;  /* U_f and P_f loaded ahead for the next drop (SWLA) */
+    float2 uf = make_float2(0.0f, 0.0f);  /* U_f and P_f loaded ahead for the next drop (SWLA) */
+    float pf = 0.0f;
     bool have_f = false;
     for (int n0 = 0; n0 <= last; n0 += GLA_PF) {
         #pragma unroll
         for (int d = 0; d < GLA_PF; d++) {
             const int n = n0 + d;
             if (n > last) break;
-            const float un = ub[d], pn = pb[d];
+            const float2 un = ub[d];
+            const float pn = pb[d];
             if (n + GLA_PF < last) {
-                ub[d] = u[(size_t)(n + GLA_PF) * stride];
+                ub[d] = u[(size_t)(n + GLA_PF) * s2];
                 pb[d] = a.P[(size_t)(n + GLA_PF) * pst + pi];
             }
-            z[(size_t)n * stride] = zs;
+            z[(size_t)n * s2] = zs;
             if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
             if (n == last) break;
-            zs = expf(pn) * zs + un;
+            const float g = expf(pn);
+            zs.x = g * zs.x + un.x;
+            zs.y = g * zs.y + un.y;
             wsum += pn;
             if (a.swla) {
                 /* chunks leaving the window: subtract each as the U it was added with, decayed
                  * by the P summed since (U is a separate buffer under SWLA) */
                 const int fz = la_chunk_fz(n + 1, a.T, a.swla, a.W, a.S);
                 while (f < fz) {
-                    float uu = uf, pp = pf;
+                    float2 uu = uf;
+                    float pp = pf;
                     if (!have_f) {
-                        uu = u[(size_t)f * stride];
+                        uu = u[(size_t)f * s2];
                         pp = a.P[(size_t)f * pst + pi];
                     }
                     have_f = false;
-                    zs -= expf((float)(wsum - pp)) * uu;
+                    const float dec = expf((float)(wsum - pp));
+                    zs.x -= dec * uu.x;
+                    zs.y -= dec * uu.y;
                     wsum -= pp;
                     f++;
                 }
-                if (f == n + 1) { zs = 0.0f; wsum = 0.0; } /* empty window: exactly zero, no residue */
+                if (f == n + 1) { zs = make_float2(0.0f, 0.0f); wsum = 0.0; } /* empty window: exactly zero, no residue */
                 if (!have_f && f < last) {
-                    uf = u[(size_t)f * stride];
+                    uf = u[(size_t)f * s2];
                     pf = a.P[(size_t)f * pst + pi];
                     have_f = true;
                 }
