@@ -93,25 +93,28 @@ __device__ __forceinline__ void la_mma_3x(la_acc &c, const float *a, unsigned ld
     for (int i = 0; i < c.num_elements; i++) c.x[i] += l1.x[i] + l2.x[i];
 }
 
-/* c += A B0 + A B1 (1xTF32), the two products in separate accumulators (as above); A's
- * fragments are loaded once for both. */
+/* c += A (B0 + B1) (1xTF32): B0 + B1 summed in fp32 in the fragments (both have one layout)
+ * and rounded once, as if B were whole; even and odd k-slices in separate accumulators. */
 template <typename FA, typename FB>
-__device__ __forceinline__ void la_mma_pair(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b0,
+__device__ __forceinline__ void la_mma_sumb(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b0,
                                             const float *b1, unsigned ldb, size_t b_step, int K) {
     FA fa;
-    FB fb0, fb1;
+    FB fb, fb1;
     la_acc c1;
     nvcuda::wmma::fill_fragment(c1, 0.0f);
     #pragma unroll 4
     for (int kk = 0; kk < K; kk += 8) {
         nvcuda::wmma::load_matrix_sync(fa, a, lda);
-        nvcuda::wmma::load_matrix_sync(fb0, b0, ldb);
+        nvcuda::wmma::load_matrix_sync(fb, b0, ldb);
         nvcuda::wmma::load_matrix_sync(fb1, b1, ldb);
+        #pragma unroll
+        for (int i = 0; i < fb.num_elements; i++) fb.x[i] += fb1.x[i];
         la_round_tf32(fa);
-        la_round_tf32(fb0);
-        la_round_tf32(fb1);
-        nvcuda::wmma::mma_sync(c, fa, fb0, c);
-        nvcuda::wmma::mma_sync(c1, fa, fb1, c1);
+        la_round_tf32(fb);
+        if ((kk >> 3) & 1)
+            nvcuda::wmma::mma_sync(c1, fa, fb, c1);
+        else
+            nvcuda::wmma::mma_sync(c, fa, fb, c);
         a += a_step;
         b0 += b_step;
         b1 += b_step;

@@ -308,7 +308,7 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS, 1) gdn_state_kernel(gdn
             if (GDN_KS == 1)
                 la_mma<la_a_col, la_b_row>(c, ks + tile * 16, LDK, (size_t)8 * LDK, vn, GDN_LDS, (size_t)8 * GDN_LDS, LC);
             else
-                la_mma_pair<la_a_col, la_b_row>(c, ks + tile * 16, LDK, (size_t)8 * LDK, vn, vn + LC * GDN_LDS, GDN_LDS,
+                la_mma_sumb<la_a_col, la_b_row>(c, ks + tile * 16, LDK, (size_t)8 * LDK, vn, vn + LC * GDN_LDS, GDN_LDS,
                                                 (size_t)8 * GDN_LDS, LC);
             wmma::store_matrix_sync(ss + tile * 16 * GDN_LDS, c, GDN_LDS, wmma::mem_row_major);
         }
