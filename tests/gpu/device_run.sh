@@ -2,7 +2,7 @@
 # One call on the GPU machine (through the device tool): build (with the carried .deps debs
 # when the image lacks libcjson/openblas), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
-# (the default set) or any of those plus map, laprof, decode, dspeed.
+# (the default set) or any of those plus map, laprof, ladetail, decode, dspeed.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
@@ -101,5 +101,16 @@ for k, v in sorted(acc.items()):
     print(f"laprof {k}: {len(v)} launches, mean {sum(v) / len(v):.3f} ms, max {max(v):.3f} ms")
 PY
     else echo "laprof: no ncu"; fi ;;
+ladetail) # why the chunk kernels take their time: one 64K launch of each, ncu's speed-of-light,
+        # occupancy and warp-stall sections (the full files under $OUT, the top stalls printed)
+    lab=$(bash tests/gpu/la_build.sh build) || { echo "ladetail: build failed"; continue; }
+    command -v ncu >/dev/null || { echo "ladetail: no ncu"; continue; }
+    for k in gdn_state_kernel gdn_local_kernel gdn_out_kernel gla_out_kernel gla_scan_kernel gla_local_kernel; do
+        timeout 120 ncu --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
+            -k "$k" -c 1 "$lab" bench 65536 8 128 > "$OUT/ladetail_$k.txt" 2>&1
+        echo "ladetail $k rc=$?"
+        grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Block Limit|Warp Cycles Per Issued|Stall" \
+            "$OUT/ladetail_$k.txt" | sed 's/^ */  /' | head -20
+    done ;;
 dspeed) timeout 300 bash tests/gpu/decode_speed.sh "$HS_BIN" > "$OUT/dspeed.log" 2>&1; echo "dspeed rc=$?"; cat "$OUT/dspeed.log" ;;
 esac; done
