@@ -61,7 +61,7 @@ __device__ __forceinline__ void la_mma(la_acc &c, const float *a, unsigned lda, 
  * cores' latency, and independent accumulators let consecutive products overlap. */
 template <typename FA, typename FB>
 __device__ __forceinline__ void la_mma_3x(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b,
-                                              unsigned ldb, size_t b_step, int K) {
+                                          unsigned ldb, size_t b_step, int K) {
     FA fa, fa_lo;
     FB fb, fb_lo;
     la_acc l1, l2;

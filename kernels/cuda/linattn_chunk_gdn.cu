@@ -61,9 +61,8 @@ static int gdn_stage(int dk, int dv) {
         off = e && !strcmp(e, "0");
     }
     if (off) return 0;
-    const size_t need = gdn_out_smem(dk, dv, 1) > gdn_suffix_make(dk, dv, 1).total * sizeof(float)
-                            ? gdn_out_smem(dk, dv, 1) : gdn_suffix_make(dk, dv, 1).total * sizeof(float);
-    return need <= cu_la_smem_optin();
+    const size_t out = gdn_out_smem(dk, dv, 1), suffix = gdn_suffix_make(dk, dv, 1).total * sizeof(float);
+    return (out > suffix ? out : suffix) <= cu_la_smem_optin();
 }
 
 int cu_gdn_chunk_supports(int T, int swla, int W, int S) {
@@ -93,7 +92,8 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     a.stage = gdn_stage(dk, dv);
 
     static size_t local_set, state_set, out_set, suffix_set, ox_set;
-    cudaError_t e = set_smem((const void *)gdn_local_kernel, gdn_local_make(dk, dv, a.Keb != NULL).total, &local_set);
+    const size_t ls = gdn_local_make(dk, dv, a.Keb != NULL).total;
+    cudaError_t e = set_smem((const void *)gdn_local_kernel, ls, &local_set);
     if (e == cudaSuccess) e = set_smem((const void *)gdn_state_kernel, gdn_state_smem(dk), &state_set);
     if (e == cudaSuccess) e = set_smem((const void *)gdn_out_kernel, gdn_out_smem(dk, dv, a.stage), &out_set);
     if (e == cudaSuccess && swla == CU_SWLA_EXACT)
@@ -102,7 +102,7 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
         e = set_smem((const void *)gdn_out_exact_kernel, gdn_ox_make(dk, dv).total * sizeof(float), &ox_set);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)a.N, (unsigned)H);
-    gdn_local_kernel<<<grid, GDN_THREADS, gdn_local_make(dk, dv, a.Keb != NULL).total, st>>>(a);
+    gdn_local_kernel<<<grid, GDN_THREADS, ls, st>>>(a);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     const unsigned zb = a.sc > 0 ? (unsigned)((a.N + a.sc - 1) / a.sc) : 1u;
     /* exact SWLA: the prefix pass also carries the dk columns of the block-prefix transition */
