@@ -282,7 +282,7 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS, 1) gdn_state_kernel(gdn
                 wmma::fill_fragment(c, 0.0f);
             }
             la_mma_3x<la_a_row, la_b_row>(c, ws + rt * 16 * LDK + part * kp, LDK, 8, ss + (size_t)part * kp * GDN_LDS,
-                                              GDN_LDS, (size_t)8 * GDN_LDS, kp);
+                                          GDN_LDS, (size_t)8 * GDN_LDS, kp);
             #pragma unroll
             for (int i = 0; i < c.num_elements; i++) c.x[i] = -c.x[i];
             wmma::store_matrix_sync(vp, c, GDN_LDS, wmma::mem_row_major);
@@ -420,7 +420,7 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
  * dk = dv = 128, within Hopper's 227 KB a block), so a chunk's loads overlap the previous one's
  * products; else one, loaded after each chunk's products. */
 struct gdn_suffix_layout {
-    size_t ps, sf, y, buf, ks, ws, us, total;  /* float offsets; ks, ws, us within a buffer */
+    size_t ps, sf, y, b0, buf, ks, ws, us, total;  /* float offsets; the buffers from b0, buf apart; ks, ws, us within one */
 };
 
 __host__ __device__ static gdn_suffix_layout gdn_suffix_make(int dk, int dv, int db) {
@@ -429,6 +429,7 @@ __host__ __device__ static gdn_suffix_layout gdn_suffix_make(int dk, int dv, int
     L.ps = off; off += (size_t)16 * (dk + 4);
     L.sf = off; off += (size_t)16 * (dv + 4);
     L.y = off; off += (size_t)16 * LA_LDA;
+    L.b0 = off;
     L.ks = 0;
     L.ws = L.ks + (size_t)LC * (dk + 4);
     L.us = L.ws + (size_t)LC * (dk + 4);
@@ -450,7 +451,7 @@ __global__ static void __launch_bounds__(GDN_SUF_THREADS) gdn_suffix_kernel(gdn_
     const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
     const gdn_suffix_layout Ly = gdn_suffix_make(dk, dv, a.stage);
     const int db = a.stage;
-    float *ps = sm + Ly.ps, *sf = sm + Ly.sf, *y = sm + Ly.y, *bufs = sm + Ly.y + 16 * LA_LDA;
+    float *ps = sm + Ly.ps, *sf = sm + Ly.sf, *y = sm + Ly.y, *bufs = sm + Ly.b0;
     const int r0 = blockIdx.x * 16, h = blockIdx.y, z = blockIdx.z, tid = threadIdx.x, warp = tid >> 5;
     const int j_beg = z * a.B, j_end = min(a.N, j_beg + a.B);
     for (int i = tid; i < 16 * LDK; i += blockDim.x) ps[i] = i % LDK == r0 + i / LDK ? 1.0f : 0.0f;
