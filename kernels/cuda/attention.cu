@@ -127,7 +127,8 @@ attention_kernel(float *out, const float *q, const float *k, const float *v, con
  * (mma.sync), else the fp32 kernel (cu_attention below). Both passed the GPU kernel check
  * (tests/gpu/attn_fa2.cu) and whole-model parity on an H200 (2026-12-02); at 64K causal, 8 heads
  * x 128, they ran at 472 (wgmma) and 361 (FA2) TFLOP/s against 6.4 for the fp32 kernel
- * (docs/bench-notes.md). HS_CUDA_ATTENTION=fa2|wgmma|tc|simt picks one. */
+ * (docs/bench-notes.md). HS_CUDA_ATTENTION=fa2|wgmma|wgtma|tc|simt picks one (wgtma: the
+ * TMA-fed wgmma kernel, written in session 9 and not yet timed on a GPU). */
 #define CU_ATT_DEFAULT CU_ATT_WG
 
 int cu_attention_choice(void) {
@@ -137,6 +138,7 @@ int cu_attention_choice(void) {
         choice = !e || !*e               ? CU_ATT_DEFAULT
                  : !strcmp(e, "fa2")     ? CU_ATT_FA2
                  : !strcmp(e, "wgmma")   ? CU_ATT_WG
+                 : !strcmp(e, "wgtma")   ? CU_ATT_WGT
                  : !strcmp(e, "tc")      ? CU_ATT_TC
                  : !strcmp(e, "simt")    ? CU_ATT_SIMT
                                          : CU_ATT_DEFAULT;
@@ -157,9 +159,13 @@ cudaError_t cu_attention(float *out, const float *q, const float *k, const float
                          void *scratch, size_t scratch_bytes, cudaStream_t st) {
     if (H % Hkv) return cudaErrorInvalidValue;
     const int c = cu_attention_choice();
-    if (c == CU_ATT_WG && cu_attention_wg_fits(dk, dv) && scratch_bytes >= cu_attention_wg_scratch_bytes(T, Hkv, dk, dv))
+    if (c == CU_ATT_WGT && cu_attention_wg_fits(dk, dv) &&
+        scratch_bytes >= cu_attention_wgt_scratch_bytes(T, Hkv, dk, dv))
+        return cu_attention_wgt(out, q, k, v, row_scale, T, H, Hkv, dk, dv, window, scratch, scratch_bytes, st);
+    if ((c == CU_ATT_WG || c == CU_ATT_WGT) && cu_attention_wg_fits(dk, dv) &&
+        scratch_bytes >= cu_attention_wg_scratch_bytes(T, Hkv, dk, dv))
         return cu_attention_wg(out, q, k, v, row_scale, T, H, Hkv, dk, dv, window, scratch, scratch_bytes, st);
-    if ((c == CU_ATT_FA2 || c == CU_ATT_WG) && cu_attention_fa2_fits(dk, dv) &&
+    if ((c == CU_ATT_FA2 || c == CU_ATT_WG || c == CU_ATT_WGT) && cu_attention_fa2_fits(dk, dv) &&
         scratch_bytes >= cu_attention_fa2_scratch_bytes(T, Hkv, dk, dv))
         return cu_attention_fa2(out, q, k, v, row_scale, T, H, Hkv, dk, dv, window, scratch, scratch_bytes, st);
     if (c == CU_ATT_TC && cu_attention_tc_fits(dk, dv))

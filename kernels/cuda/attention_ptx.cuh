@@ -52,6 +52,12 @@ FA2_FN void fa2_cp_commit(void) { asm volatile("cp.async.commit_group;\n" ::: "m
 FA2_FN void fa2_cp_wait1(void) { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 FA2_FN void fa2_cp_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 
+/* Pins a register for the compiler: reads and writes of x stay on their side of this point.
+ * wgmma reads its A registers and accumulates into its accumulator between issue and wait,
+ * which the compiler does not see; values are pinned after each wait before use. */
+FA2_FN void wg_pin(float &x) { asm volatile("" : "+f"(x)::"memory"); }
+FA2_FN void wg_pin(uint32_t &x) { asm volatile("" : "+r"(x)::"memory"); }
+
 /* wgmma primitives: real only where the target is sm_90a. Other images (sm_90, the PTX) get
  * trapping stand-ins so the body template still compiles there; they never run, because the
  * host launches the wgmma kernel only after a probe saw the sm_90a image (attention_wg.cu). */
@@ -64,6 +70,36 @@ FA2_FN void wg_wait0(void) { asm volatile("wgmma.wait_group.sync.aligned 0;\n" :
 FA2_FN void wg_proxy_fence(void) { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 FA2_FN void wg_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 FA2_FN void wg_bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
+FA2_FN void wg_wait1(void) { asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
+
+/* mbarriers (shared::cta, 8 bytes) and the bulk copy engine (TMA, 1-D form): a copy counts its
+ * bytes against the barrier's expected transaction bytes, and a phase completes when every
+ * arrival and every byte is in. */
+FA2_FN void wg_mbar_init(uint64_t *bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(wg_smem_addr(bar)), "r"(count) : "memory");
+}
+/* the initialisation, visible to the async proxy (the copy engine) */
+FA2_FN void wg_mbar_init_fence(void) { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+FA2_FN void wg_mbar_arrive(uint64_t *bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(wg_smem_addr(bar)) : "memory");
+}
+/* one arrival that also announces bytes the copies of this phase will bring */
+FA2_FN void wg_mbar_arrive_tx(uint64_t *bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(wg_smem_addr(bar)), "r"(bytes)
+                 : "memory");
+}
+/* until the phase of parity `parity` has completed */
+FA2_FN void wg_mbar_wait(uint64_t *bar, int parity) {
+    asm volatile("{\n.reg .pred done;\nLAB_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@done bra LAB_DONE;\nbra LAB_WAIT;\nLAB_DONE:\n}\n" ::"r"(wg_smem_addr(bar)), "r"(parity)
+                 : "memory");
+}
+/* bytes (a multiple of 16, both addresses 16-byte aligned) from global to shared memory */
+FA2_FN void wg_bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                 ::"r"(wg_smem_addr(dst)), "l"(src), "r"(bytes), "r"(wg_smem_addr(bar)) : "memory");
+}
 
 /* d[64] (+)= A B, m64n128k16, A and B from shared memory (descriptors), both K-major */
 FA2_FN void wg_mma_ss(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
@@ -95,6 +131,13 @@ FA2_FN void wg_wait0(void) { __trap(); }
 FA2_FN void wg_proxy_fence(void) { __trap(); }
 FA2_FN void wg_bar_sync(int, int) { __trap(); }
 FA2_FN void wg_bar_arrive(int, int) { __trap(); }
+FA2_FN void wg_wait1(void) { __trap(); }
+FA2_FN void wg_mbar_init(uint64_t *, int) { __trap(); }
+FA2_FN void wg_mbar_init_fence(void) { __trap(); }
+FA2_FN void wg_mbar_arrive(uint64_t *) { __trap(); }
+FA2_FN void wg_mbar_arrive_tx(uint64_t *, uint32_t) { __trap(); }
+FA2_FN void wg_mbar_wait(uint64_t *, int) { __trap(); }
+FA2_FN void wg_bulk_load(void *, const void *, uint32_t, uint64_t *) { __trap(); }
 FA2_FN void wg_mma_ss(float (&)[64], uint64_t, uint64_t, int) { __trap(); }
 template <int N> FA2_FN void wg_mma_rs(float (&)[N / 2], const uint32_t (&)[4], uint64_t) { __trap(); }
 #endif

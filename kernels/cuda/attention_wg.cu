@@ -1,6 +1,6 @@
 /* Causal attention on Hopper's warpgroup MMA (wgmma, sm_90a) for head dims 64 and 128: the
- * kernel body is attention_wg_body.cuh (shared with the CPU emulator test), the primitives
- * attention_ptx.cuh. The kernel exists only in the sm_90a machine code of the library; where
+ * kernel bodies are attention_wg_body.cuh and its TMA-fed variant attention_wgt_body.cuh
+ * (shared with the CPU emulator test), the primitives attention_ptx.cuh. The kernel exists only in the sm_90a machine code of the library; where
  * the driver runs another image (another GPU, or the sm_90 one), a probe at setup reports it
  * unavailable and cu_attention falls back to the FA2 kernel. */
 #include "kernels.cuh"
@@ -9,7 +9,7 @@
 
 #include "attention_ptx.cuh"
 
-#include "attention_wg_body.cuh"
+#include "attention_wgt_body.cuh"
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define WG_COMPILED 1
@@ -24,6 +24,29 @@ wg_attention_kernel(float *out, const float *q, const uint16_t *kb, const uint16
 #if defined(WG_COMPILED)
     extern __shared__ __align__(1024) unsigned char wg_smem[];
     wg_attention_body<D>(out, q, kb, vtb, row_scale, T, Tp, H, Hkv, window, qscale, wg_smem);
+#endif
+}
+
+/* the TMA-fed variant (attention_wgt_body.cuh) */
+template <int D>
+__global__ static void __launch_bounds__(WG_THREADS, 1)
+wgt_attention_kernel(float *out, const float *q, const uint16_t *kt, const uint16_t *vt, const float *row_scale,
+                     int T, int H, int Hkv, int window, float qscale) {
+#if defined(WG_COMPILED)
+    extern __shared__ __align__(1024) unsigned char wg_smem[];
+    wgt_attention_body<D>(out, q, kt, vt, row_scale, T, H, Hkv, window, qscale, wg_smem);
+#endif
+}
+
+template <int D>
+__global__ static void wgt_convert_kernel(uint16_t *kt, uint16_t *vt, const float *k, const float *v, int T, int Hkv) {
+#if defined(WG_COMPILED)
+    const int NT = WGT_NTILES(T);
+    const size_t n = (size_t)Hkv * NT * WG_BN * (D / 8);
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        wgt_convert_k_body<D>(kt, k, T, Hkv, NT, i);
+        wgt_convert_v_body<D>(vt, v, T, Hkv, NT, i);
+    }
 #endif
 }
 
@@ -60,6 +83,12 @@ cudaError_t cu_attention_wg_setup(void) {
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(wg_attention_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)wg_smem_bytes<128>());
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(wgt_attention_kernel<64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)wgt_geom<64>::SMEM_BYTES);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(wgt_attention_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)wgt_geom<128>::SMEM_BYTES);
     if (e != cudaSuccess) return e;
     /* which machine code runs here: only the sm_90a image has the kernel */
     int *flag, h = 0;
@@ -100,4 +129,36 @@ cudaError_t cu_attention_wg(float *out, const float *q, const float *k, const fl
     uint16_t *kb = (uint16_t *)scratch, *vtb = kb + (size_t)T * Hkv * dk;
     return dk == 64 ? wg_launch<64>(out, q, k, v, row_scale, T, H, Hkv, window, kb, vtb, st)
                     : wg_launch<128>(out, q, k, v, row_scale, T, H, Hkv, window, kb, vtb, st);
+}
+
+size_t cu_attention_wgt_scratch_bytes(int T, int Hkv, int dk, int dv) {
+    return (size_t)WGT_NTILES(T > 0 ? T : 0) * WG_BN * (size_t)(dk + dv) * (size_t)Hkv * sizeof(uint16_t);
+}
+
+template <int D>
+static cudaError_t wgt_launch(float *out, const float *q, const float *k, const float *v, const float *row_scale,
+                              int T, int H, int Hkv, int window, uint16_t *kt, uint16_t *vt, cudaStream_t st) {
+    const size_t n = (size_t)Hkv * WGT_NTILES(T) * WG_BN * (D / 8);
+    const unsigned cblocks = (unsigned)((n + 255) / 256 < 65535 ? (n + 255) / 256 : 65535);
+    wgt_convert_kernel<D><<<cblocks, 256, 0, st>>>(kt, vt, k, v, T, Hkv);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    const float qscale = (float)(1.4426950408889634 / sqrt((double)D));
+    dim3 grid((unsigned)((T + WG_BM - 1) / WG_BM), (unsigned)H);
+    wgt_attention_kernel<D><<<grid, WG_THREADS, wgt_geom<D>::SMEM_BYTES, st>>>(out, q, kt, vt, row_scale, T, H, Hkv,
+                                                                              window, qscale);
+    return cudaGetLastError();
+}
+
+cudaError_t cu_attention_wgt(float *out, const float *q, const float *k, const float *v, const float *row_scale,
+                             int T, int H, int Hkv, int dk, int dv, int window, void *scratch, size_t scratch_bytes,
+                             cudaStream_t st) {
+    if (!cu_attention_wg_fits(dk, dv) || Hkv < 1 || H % Hkv || T < 0) return cudaErrorInvalidValue;
+    if (!scratch || scratch_bytes < cu_attention_wgt_scratch_bytes(T, Hkv, dk, dv) || ((uintptr_t)scratch & 15) ||
+        ((uintptr_t)q & 15) || ((uintptr_t)k & 15) || ((uintptr_t)v & 15) || ((uintptr_t)out & 7))
+        return cudaErrorInvalidValue;
+    if (T == 0) return cudaSuccess;
+    uint16_t *kt = (uint16_t *)scratch, *vt = kt + (size_t)WGT_NTILES(T) * WG_BN * dk * Hkv;
+    return dk == 64 ? wgt_launch<64>(out, q, k, v, row_scale, T, H, Hkv, window, kt, vt, st)
+                    : wgt_launch<128>(out, q, k, v, row_scale, T, H, Hkv, window, kt, vt, st);
 }

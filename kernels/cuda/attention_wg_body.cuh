@@ -69,6 +69,132 @@ FA2_FN void wg_load_kv(unsigned char *sk, unsigned char *sv, const uint16_t *kh,
     }
 }
 
+/* Pieces of one key tile's step, shared by this kernel and the TMA-fed one
+ * (attention_wgt_body.cuh). A thread holds rows wrow + g and wrow + g + 8 of the block's
+ * query tile, halves hf = 0 and 1 of its accumulator elements. */
+
+/* The Q tile, scaled by c_t log2(e)/sqrt(D), as bf16 into the swizzled layout (rows past T zero) */
+template <int D>
+FA2_FN void wg_load_q(unsigned char *sQ, const float *q, const float *row_scale, int q0, int T, int H, int h,
+                      float qscale) {
+    constexpr int C4 = D / 4;
+    const int tid = fa2_tid();
+    const size_t qld = (size_t)H * D;
+#pragma unroll 4
+    for (int it = 0; it < WG_BM * C4 / WG_THREADS; it++) {
+        const int i = tid + it * WG_THREADS, r = i / C4, c = (i % C4) * 4, t = q0 + r;
+        float x0 = 0.0f, x1 = 0.0f, x2 = 0.0f, x3 = 0.0f;
+        if (t < T) {
+            const float sc = qscale * (row_scale ? row_scale[t] : 1.0f);
+            const float4 v4 = *(const float4 *)(q + (size_t)t * qld + (size_t)h * D + c);
+            x0 = v4.x * sc; x1 = v4.y * sc; x2 = v4.z * sc; x3 = v4.w * sc;
+        }
+        uint32_t *dst = (uint32_t *)(sQ + wg_sw(WG_BM, r, c));
+        dst[0] = fa2_pack_bf16x2(x0, x1);
+        dst[1] = fa2_pack_bf16x2(x2, x3);
+    }
+}
+
+/* S = Q K^T over D/16 k-steps: 64-dim column blocks of 16384 (Q, K) bytes, 32 bytes per step */
+template <int D> FA2_FN void wg_issue_s(float (&s)[64], uint32_t q_addr, uint32_t k_addr) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++)
+        wg_mma_ss(s, wg_desc(q_addr + (kk >> 2) * (WG_BM * 128) + (kk & 3) * 32),
+                  wg_desc(k_addr + (kk >> 2) * (WG_BN * 128) + (kk & 3) * 32), kk > 0);
+}
+
+/* O += P V: k-step kk covers keys 16kk..16kk+15 = accumulator tiles 2kk, 2kk+1 */
+template <int D> FA2_FN void wg_issue_pv(float (&o)[D / 2], const uint32_t (&a)[WG_BN / 16][4], uint32_t v_addr) {
+#pragma unroll
+    for (int kk = 0; kk < WG_BN / 16; kk++)
+        wg_mma_rs<D>(o, a[kk], wg_desc(v_addr + (kk >> 2) * (D * 128) + (kk & 3) * 32));
+}
+
+/* the causal and window masks on key tile k0.. (only a tile crossing the diagonal or the
+ * window edge has masked entries) */
+FA2_FN void wg_mask(float (&s)[64], int k0, int q0, int q_last, int wrow, int g, int tig, int window) {
+    if (k0 + WG_BN - 1 > q0 || (window > 0 && k0 <= q_last - window)) {
+#pragma unroll
+        for (int nt = 0; nt < WG_BN / 8; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int t = q0 + wrow + g + (e >> 1) * 8;
+                const int sk_ = k0 + nt * 8 + 2 * tig + (e & 1);
+                if (sk_ > t || (window > 0 && sk_ <= t - window)) s[nt * 4 + e] = -INFINITY;
+            }
+    }
+}
+
+/* Online softmax of one tile: s becomes P = exp2(s - the new max), m and l move on, and
+ * corr[hf] is what O, accumulated under the old max, must be multiplied by. */
+FA2_FN void wg_softmax(float (&s)[64], float (&m)[2], float (&l)[2], float (&corr)[2]) {
+#pragma unroll
+    for (int hf = 0; hf < 2; hf++) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int nt = 0; nt < WG_BN / 8; nt++) mx = fmaxf(mx, fmaxf(s[nt * 4 + 2 * hf], s[nt * 4 + 2 * hf + 1]));
+        mx = fmaxf(mx, fa2_shfl_xor(mx, 1));
+        mx = fmaxf(mx, fa2_shfl_xor(mx, 2));
+        const float m_new = fmaxf(m[hf], mx);
+        const float base = m_new == -INFINITY ? 0.0f : m_new;
+        corr[hf] = fa2_exp2(m[hf] - base);
+        m[hf] = m_new;
+        float rs = 0.0f;
+#pragma unroll
+        for (int nt = 0; nt < WG_BN / 8; nt++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const float p = fa2_exp2(s[nt * 4 + 2 * hf + e] - base);
+                s[nt * 4 + 2 * hf + e] = p;
+                rs += p;
+            }
+        l[hf] = l[hf] * corr[hf] + rs;
+    }
+}
+
+template <int D> FA2_FN void wg_rescale(float (&o)[D / 2], const float (&corr)[2]) {
+#pragma unroll
+    for (int dn = 0; dn < D / 8; dn++) {
+        o[dn * 4 + 0] *= corr[0];
+        o[dn * 4 + 1] *= corr[0];
+        o[dn * 4 + 2] *= corr[1];
+        o[dn * 4 + 3] *= corr[1];
+    }
+}
+
+/* P into the A-fragment registers of the P V product, as bf16 */
+FA2_FN void wg_pack_p(uint32_t (&a)[WG_BN / 16][4], const float (&s)[64]) {
+#pragma unroll
+    for (int kk = 0; kk < WG_BN / 16; kk++) {
+        a[kk][0] = fa2_pack_bf16x2(s[8 * kk + 0], s[8 * kk + 1]);
+        a[kk][1] = fa2_pack_bf16x2(s[8 * kk + 2], s[8 * kk + 3]);
+        a[kk][2] = fa2_pack_bf16x2(s[8 * kk + 4], s[8 * kk + 5]);
+        a[kk][3] = fa2_pack_bf16x2(s[8 * kk + 6], s[8 * kk + 7]);
+    }
+}
+
+/* O / l into rows t and t + 8 (those before T) */
+template <int D>
+FA2_FN void wg_store(float *out, const float (&o)[D / 2], const float (&l)[2], int t, int T, int H, int h, int tig) {
+#pragma unroll
+    for (int hf = 0; hf < 2; hf++) {
+        float lt = l[hf];
+        lt += fa2_shfl_xor(lt, 1);
+        lt += fa2_shfl_xor(lt, 2);
+        const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
+        if (t + hf * 8 < T) {
+            float *dst = out + (size_t)(t + hf * 8) * H * D + (size_t)h * D + 2 * tig;
+#pragma unroll
+            for (int dn = 0; dn < D / 8; dn++) {
+                float2 r2;
+                r2.x = o[dn * 4 + 2 * hf] * inv;
+                r2.y = o[dn * 4 + 2 * hf + 1] * inv;
+                *(float2 *)(dst + dn * 8) = r2;
+            }
+        }
+    }
+}
+
 template <int D>
 FA2_FN void wg_attention_body(float *out, const float *q, const uint16_t *kb, const uint16_t *vtb,
                               const float *row_scale, int T, int Tp, int H, int Hkv, int window, float qscale,
@@ -89,23 +215,7 @@ FA2_FN void wg_attention_body(float *out, const float *q, const uint16_t *kb, co
 
     wg_load_kv<D>(sK, sV, kh, vth, j_first, T, Tp);
     fa2_cp_commit();
-    {   /* Q tile, scaled by c_t log2(e)/sqrt(D), as bf16 (rows past T zero) */
-        constexpr int C4 = D / 4;
-        const size_t qld = (size_t)H * D;
-#pragma unroll 4
-        for (int it = 0; it < WG_BM * C4 / WG_THREADS; it++) {
-            const int i = tid + it * WG_THREADS, r = i / C4, c = (i % C4) * 4, t = q0 + r;
-            float x0 = 0.0f, x1 = 0.0f, x2 = 0.0f, x3 = 0.0f;
-            if (t < T) {
-                const float sc = qscale * (row_scale ? row_scale[t] : 1.0f);
-                const float4 v4 = *(const float4 *)(q + (size_t)t * qld + (size_t)h * D + c);
-                x0 = v4.x * sc; x1 = v4.y * sc; x2 = v4.z * sc; x3 = v4.w * sc;
-            }
-            uint32_t *dst = (uint32_t *)(sQ + wg_sw(WG_BM, r, c));
-            dst[0] = fa2_pack_bf16x2(x0, x1);
-            dst[1] = fa2_pack_bf16x2(x2, x3);
-        }
-    }
+    wg_load_q<D>(sQ, q, row_scale, q0, T, H, h, qscale);
 
     float o[D / 2];                                  /* m64nD accumulator: [8-col tile j][4] */
     float m[2], l[2];                                /* rows g and g+8 of this warp's 16; l per thread */
@@ -129,97 +239,30 @@ FA2_FN void wg_attention_body(float *out, const float *q, const uint16_t *kb, co
         fa2_sync();
         const uint32_t k_addr = wg_smem_addr(sK + st * G::K_BYTES), v_addr = wg_smem_addr(sV + st * G::V_BYTES);
 
-        /* S = Q K^T over D/16 k-steps: 64-dim column blocks of 16384 (Q, K) bytes, 32 bytes per
-         * step. Ping-pong: warpgroup 1 issues its product only once warpgroup 0's is done, so
-         * from then on one group's softmax runs while the other's products use the tensor cores
+        /* Ping-pong: warpgroup 1 issues its S product only once warpgroup 0's is done, so from
+         * then on one group's softmax runs while the other's products use the tensor cores
          * (named barrier 1: group 0 arrives, group 1 waits). */
         float s[64];
         if (wg == 1) wg_bar_sync(1, WG_THREADS);
         wg_fence();
-#pragma unroll
-        for (int kk = 0; kk < D / 16; kk++)
-            wg_mma_ss(s, wg_desc(q_addr + (kk >> 2) * (WG_BM * 128) + (kk & 3) * 32),
-                      wg_desc(k_addr + (kk >> 2) * (WG_BN * 128) + (kk & 3) * 32), kk > 0);
+        wg_issue_s<D>(s, q_addr, k_addr);
         wg_commit();
         wg_wait0();
         if (wg == 0) wg_bar_arrive(1, WG_THREADS);
 
-        const int k0 = j * WG_BN;
-        if (k0 + WG_BN - 1 > q0 || (window > 0 && k0 <= q_last - window)) {
-#pragma unroll
-            for (int nt = 0; nt < WG_BN / 8; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int t = q0 + wrow + g + (e >> 1) * 8;
-                    const int sk_ = k0 + nt * 8 + 2 * tig + (e & 1);
-                    if (sk_ > t || (window > 0 && sk_ <= t - window)) s[nt * 4 + e] = -INFINITY;
-                }
-        }
-
-#pragma unroll
-        for (int hf = 0; hf < 2; hf++) {
-            float mx = -INFINITY;
-#pragma unroll
-            for (int nt = 0; nt < WG_BN / 8; nt++) mx = fmaxf(mx, fmaxf(s[nt * 4 + 2 * hf], s[nt * 4 + 2 * hf + 1]));
-            mx = fmaxf(mx, fa2_shfl_xor(mx, 1));
-            mx = fmaxf(mx, fa2_shfl_xor(mx, 2));
-            const float m_new = fmaxf(m[hf], mx);
-            const float base = m_new == -INFINITY ? 0.0f : m_new;
-            const float corr = fa2_exp2(m[hf] - base);
-            m[hf] = m_new;
-            float rs = 0.0f;
-#pragma unroll
-            for (int nt = 0; nt < WG_BN / 8; nt++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const float p = fa2_exp2(s[nt * 4 + 2 * hf + e] - base);
-                    s[nt * 4 + 2 * hf + e] = p;
-                    rs += p;
-                }
-            l[hf] = l[hf] * corr + rs;
-#pragma unroll
-            for (int dn = 0; dn < D / 8; dn++) {
-                o[dn * 4 + 2 * hf] *= corr;
-                o[dn * 4 + 2 * hf + 1] *= corr;
-            }
-        }
-
-        /* O += P V: k-step kk covers keys 16kk..16kk+15 = accumulator tiles 2kk, 2kk+1 */
+        wg_mask(s, j * WG_BN, q0, q_last, wrow, g, tig, window);
+        float corr[2];
+        wg_softmax(s, m, l, corr);
+        wg_rescale<D>(o, corr);
         uint32_t a[WG_BN / 16][4];
-#pragma unroll
-        for (int kk = 0; kk < WG_BN / 16; kk++) {
-            a[kk][0] = fa2_pack_bf16x2(s[8 * kk + 0], s[8 * kk + 1]);
-            a[kk][1] = fa2_pack_bf16x2(s[8 * kk + 2], s[8 * kk + 3]);
-            a[kk][2] = fa2_pack_bf16x2(s[8 * kk + 4], s[8 * kk + 5]);
-            a[kk][3] = fa2_pack_bf16x2(s[8 * kk + 6], s[8 * kk + 7]);
-        }
+        wg_pack_p(a, s);
         wg_fence();
-#pragma unroll
-        for (int kk = 0; kk < WG_BN / 16; kk++)
-            wg_mma_rs<D>(o, a[kk], wg_desc(v_addr + (kk >> 2) * (D * 128) + (kk & 3) * 32));
+        wg_issue_pv<D>(o, a, v_addr);
         wg_commit();
         wg_wait0();
         fa2_sync();                                  /* stage st fully read before it is refilled */
     }
-
-#pragma unroll
-    for (int hf = 0; hf < 2; hf++) {
-        float lt = l[hf];
-        lt += fa2_shfl_xor(lt, 1);
-        lt += fa2_shfl_xor(lt, 2);
-        const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
-        const int t = q0 + wrow + g + hf * 8;
-        if (t < T) {
-            float *dst = out + (size_t)t * H * D + (size_t)h * D + 2 * tig;
-#pragma unroll
-            for (int dn = 0; dn < D / 8; dn++) {
-                float2 r2;
-                r2.x = o[dn * 4 + 2 * hf] * inv;
-                r2.y = o[dn * 4 + 2 * hf + 1] * inv;
-                *(float2 *)(dst + dn * 8) = r2;
-            }
-        }
-    }
+    wg_store<D>(out, o, l, q0 + wrow + g, T, H, h, tig);
 }
 
 /* V fp32 [T, Hkv*D] -> bf16 V^T [Hkv][D][Tp], zeros for T <= t < Tp (K's copy is the FA2

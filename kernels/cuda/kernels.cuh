@@ -62,10 +62,11 @@ cudaError_t cu_attention(float *out, const float *q, const float *k, const float
                          void *scratch, size_t scratch_bytes, cudaStream_t st);
 /* The implementations cu_attention picks from: CU_ATT_SIMT (fp32 CUDA cores, any dims up to
  * 256), CU_ATT_TC (WMMA), CU_ATT_FA2 (mma.sync FlashAttention-2 style, dk == dv in {64, 128}),
- * CU_ATT_WG (wgmma, sm_90a, same dims); HS_CUDA_ATTENTION=simt|tc|fa2|wgmma overrides the
- * default (CU_ATT_DEFAULT, attention.cu). A choice whose kernel cannot run (dims, machine code,
- * scratch) falls back: wgmma to fa2, then to simt. */
-enum { CU_ATT_SIMT = 0, CU_ATT_TC = 1, CU_ATT_FA2 = 2, CU_ATT_WG = 3 };
+ * CU_ATT_WG (wgmma, sm_90a, same dims), CU_ATT_WGT (wgmma fed by TMA, warpgroups taking turns);
+ * HS_CUDA_ATTENTION=simt|tc|fa2|wgmma|wgtma overrides the default (CU_ATT_DEFAULT, attention.cu).
+ * A choice whose kernel cannot run (dims, machine code, scratch) falls back: wgtma to wgmma,
+ * wgmma to fa2, then to simt. */
+enum { CU_ATT_SIMT = 0, CU_ATT_TC = 1, CU_ATT_FA2 = 2, CU_ATT_WG = 3, CU_ATT_WGT = 4 };
 int cu_attention_choice(void);
 /* Dynamic shared memory the attention kernels need (call once, before the first launch). */
 cudaError_t cu_attention_setup(void);
@@ -97,6 +98,12 @@ cudaError_t cu_attention_wg_setup(void);
 cudaError_t cu_attention_wg(float *out, const float *q, const float *k, const float *v,
                             const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
                             void *scratch, size_t scratch_bytes, cudaStream_t st);
+/* Its TMA-fed variant (attention_wgt_body.cuh; same fits): scratch holds K and V^T as bf16 tile
+ * images, cu_attention_wgt_scratch_bytes (T rounded up to 128 tokens). */
+size_t cu_attention_wgt_scratch_bytes(int T, int Hkv, int dk, int dv);
+cudaError_t cu_attention_wgt(float *out, const float *q, const float *k, const float *v,
+                             const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
+                             void *scratch, size_t scratch_bytes, cudaStream_t st);
 
 /* Gated linear attention, full recurrence S_t = diag(exp(gk_t)) S_{t-1} + k_t^T v_t,
  * o_t = (q_t/sqrt(dk)) S_t; the state column of each value channel lives in registers of a

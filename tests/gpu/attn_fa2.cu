@@ -1,6 +1,6 @@
-/* The FA2 (mma.sync) and wgmma attention kernels on the GPU: checked against the verified fp32
+/* The FA2 (mma.sync), wgmma and TMA-fed wgmma ("wgtma") attention kernels on the GPU: checked against the verified fp32
  * kernel, and timed against the older kernels (tests/gpu/device_run.sh kcheck,
- * tests/bench/bench_gpu.sh). The wgmma kernel is checked and timed where its sm_90a machine
+ * tests/bench/bench_gpu.sh). The wgmma kernels are checked and timed where their sm_90a machine
  * code runs (an H100/H200 with this build), else reported skipped.
  *
  *   attn_fa2 check      T in {1, 63, 64, 65, 1001, 4099} x window {none, 300, 64} x log scaling
@@ -20,13 +20,13 @@
  *                       at most 1.1e-2 / 1.1e-3 for (a) and 7.0e-2 / 5.0e-3 for (b) (T=4099,
  *                       log scaling, no window) on such inputs.
  *                       Also: no NaN, nothing written past the output. Last line PASS or FAIL.
- *   attn_fa2 bench T[,T...] H D [fa2,wgmma,tc,simt]
- *                       causal attention (NoPE, kv heads = heads): FA2 and wgmma (causal, and
+ *   attn_fa2 bench T[,T...] H D [fa2,wgmma,wgtma,tc,simt]
+ *                       causal attention (NoPE, kv heads = heads): FA2 and the wgmma kernels (causal, and
  *                       with window 4096), the WMMA and fp32 kernels (or the listed ones); FLOPs 4*T*T*D/2 per head (causal),
  *                       4*D per visible pair (window).
  *   attn_fa2 one T H Hkv D window logscale
- *                       one check case (for compute-sanitizer); the wgmma kernel's with
- *                       HS_CUDA_ATTENTION=wgmma. */
+ *                       one check case (for compute-sanitizer); the wgmma kernels' with
+ *                       HS_CUDA_ATTENTION=wgmma or wgtma. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -72,6 +72,9 @@ static stats diff(const std::vector<float> &a, const std::vector<float> &ref, si
 
 /* One case of the FA2 (wg = 0) or wgmma (wg = 1) kernel, both comparisons; prints its line,
  * returns 1 when it passes. */
+static const char *const kind_name[] = {"fa2", "wgmma", "wgtma"};
+
+/* one case of kernel wg: 0 FA2, 1 wgmma, 2 the TMA-fed wgmma */
 static int check_case(int wg, int T, int H, int Hkv, int D, int W, int ls) {
     const int GUARD = 256;
     const size_t nq = (size_t)T * H * D, nk = (size_t)T * Hkv * D;
@@ -92,7 +95,9 @@ static int check_case(int wg, int T, int H, int Hkv, int D, int W, int ls) {
     for (size_t i = 0; i < nk; i++) { kop[i] = bf16_round(k[i]); vop[i] = bf16_round(v[i]); }
     float *dq, *dk, *dv, *drs, *o1, *o2;
     void *scratch;
-    const size_t sb = wg ? cu_attention_wg_scratch_bytes(T, Hkv, D, D) : cu_attention_fa2_scratch_bytes(T, Hkv, D, D);
+    const size_t sb = wg == 2 ? cu_attention_wgt_scratch_bytes(T, Hkv, D, D)
+                      : wg    ? cu_attention_wg_scratch_bytes(T, Hkv, D, D)
+                              : cu_attention_fa2_scratch_bytes(T, Hkv, D, D);
     CK(cudaMalloc(&dq, nq * 4)); CK(cudaMalloc(&dk, nk * 4)); CK(cudaMalloc(&dv, nk * 4));
     CK(cudaMalloc(&drs, T * 4)); CK(cudaMalloc(&o1, (nq + GUARD) * 4)); CK(cudaMalloc(&o2, nq * 4));
     CK(cudaMalloc(&scratch, sb));
@@ -104,7 +109,8 @@ static int check_case(int wg, int T, int H, int Hkv, int D, int W, int ls) {
         CK(cudaMemcpy(dv, (variant ? v : vop).data(), nk * 4, cudaMemcpyHostToDevice));
         CK(cudaMemset(o1, 0xff, (nq + GUARD) * 4));   /* NaN everywhere: unwritten rows show */
         const float *r = ls ? drs : NULL;
-        if (wg) CK(cu_attention_wg(o1, dq, dk, dv, r, T, H, Hkv, D, D, W, scratch, sb, 0));
+        if (wg == 2) CK(cu_attention_wgt(o1, dq, dk, dv, r, T, H, Hkv, D, D, W, scratch, sb, 0));
+        else if (wg) CK(cu_attention_wg(o1, dq, dk, dv, r, T, H, Hkv, D, D, W, scratch, sb, 0));
         else CK(cu_attention_fa2(o1, dq, dk, dv, r, T, H, Hkv, D, D, W, scratch, sb, 0));
         CK(cu_attention_simt(o2, dq, dk, dv, r, T, H, Hkv, D, D, W, 0));
         CK(cudaDeviceSynchronize());
@@ -122,7 +128,7 @@ static int check_case(int wg, int T, int H, int Hkv, int D, int W, int ls) {
                    st[1].rms <= 1.5e-2;
     printf("kcheck %s %s T=%d H=%d Hkv=%d D=%d window=%d logscale=%d operands: max=%.2e rms=%.2e "
            "fp32: max=%.2e rms=%.2e%s\n",
-           ok ? "ok  " : "FAIL", wg ? "wgmma" : "fa2", T, H, Hkv, D, W, ls, st[0].max, st[0].rms, st[1].max, st[1].rms,
+           ok ? "ok  " : "FAIL", kind_name[wg], T, H, Hkv, D, W, ls, st[0].max, st[0].rms, st[1].max, st[1].rms,
            st[0].nan == 2 || st[1].nan == 2 ? " wrote past the output"
            : st[0].nan || st[1].nan         ? " non-finite output"
                                             : "");
@@ -136,10 +142,10 @@ static int check(void) {
     const int Ts[] = {1, 63, 64, 65, 1001, 4099}, windows[] = {0, 300, 64}, dims[] = {64, 128};
     CK(cu_attention_setup());
     int fails = 0;
-    for (int wg = 0; wg < 2; wg++) {
-        const char *name = wg ? "wgmma" : "fa2";
+    for (int wg = 0; wg < 3; wg++) {
+        const char *name = kind_name[wg];
         if (wg && !cu_attention_wg_fits(128, 128)) {
-            printf("kcheck wgmma: not available here (no sm_90a machine code for this GPU): skipped\n");
+            printf("kcheck %s: not available here (no sm_90a machine code for this GPU): skipped\n", name);
             continue;
         }
         int f = 0, runs = 0;
@@ -159,10 +165,10 @@ static int check(void) {
 }
 
 static int bench(int argc, char **argv) {
-    if (argc < 5) { fprintf(stderr, "usage: attn_fa2 bench T[,T...] H D [fa2,wgmma,tc,simt]\n"); return 2; }
+    if (argc < 5) { fprintf(stderr, "usage: attn_fa2 bench T[,T...] H D [fa2,wgmma,wgtma,tc,simt]\n"); return 2; }
     const int H = atoi(argv[3]), D = atoi(argv[4]);
-    const char *only = argc > 5 ? argv[5] : "fa2,wgmma,tc,simt";   /* kernel families to time */
-    const char *family[] = {"fa2", "fa2", "wgmma", "wgmma", "tc", "simt"};
+    const char *only = argc > 5 ? argv[5] : "fa2,wgmma,wgtma,tc,simt";   /* kernel families to time */
+    const char *family[] = {"fa2", "fa2", "wgmma", "wgmma", "tc", "simt", "wgtma", "wgtma"};
     CK(cu_attention_setup());
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
@@ -171,7 +177,9 @@ static int bench(int argc, char **argv) {
     snprintf(buf, sizeof buf, "%s", argv[2]);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         const int T = atoi(tok);
-        const size_t n = (size_t)T * H * D, sb = cu_attention_wg_scratch_bytes(T, H, D, D); /* >= FA2's */
+        const size_t n = (size_t)T * H * D, sb = cu_attention_wgt_scratch_bytes(T, H, D, D) > cu_attention_wg_scratch_bytes(T, H, D, D)
+                                                 ? cu_attention_wgt_scratch_bytes(T, H, D, D)
+                                                 : cu_attention_wg_scratch_bytes(T, H, D, D); /* >= FA2's */
         float *q, *k, *v, *o;
         void *scratch;
         CK(cudaMalloc(&q, n * 4)); CK(cudaMalloc(&k, n * 4)); CK(cudaMalloc(&v, n * 4)); CK(cudaMalloc(&o, n * 4));
@@ -186,16 +194,17 @@ static int bench(int argc, char **argv) {
         const int Wn = 4096;
         const double causal = 4.0 * (double)T * T * D / 2 * H;
         const double pairs = Wn < T ? (double)T * Wn - (double)Wn * (Wn - 1) / 2 : (double)T * (T + 1) / 2;
-        const char *names[] = {"attention_fa2_causal", "attention_fa2_window4096", "attention_wgmma_causal",
-                               "attention_wgmma_window4096", "attention_tc_causal", "attention_simt_causal"};
-        for (int which = 0; which < 6; which++) {
+        const char *names[] = {"attention_fa2_causal",  "attention_fa2_window4096", "attention_wgmma_causal",
+                               "attention_wgmma_window4096", "attention_tc_causal", "attention_simt_causal",
+                               "attention_wgtma_causal", "attention_wgtma_window4096"};
+        for (int which = 0; which < 8; which++) {
             char want[64];
             snprintf(want, sizeof want, ",%s,", family[which]);
             char list[256];
             snprintf(list, sizeof list, ",%s,", only);
             if (!strstr(list, want)) continue;
-            if ((which == 2 || which == 3) && !cu_attention_wg_fits(D, D)) continue;
-            const int fast = which <= 3;
+            if ((which == 2 || which == 3 || which >= 6) && !cu_attention_wg_fits(D, D)) continue;
+            const int fast = which <= 3 || which >= 6;
             const int reps = fast ? 5 : T >= 32768 ? 1 : 3;       /* the old kernels take seconds at 64K */
             float best = 1e30f;
             for (int r = -fast; r < reps; r++) {                    /* one untimed warm-up for the new ones */
@@ -207,6 +216,8 @@ static int bench(int argc, char **argv) {
                 case 3: CK(cu_attention_wg(o, q, k, v, NULL, T, H, H, D, D, Wn, scratch, sb, 0)); break;
                 case 4: CK(cu_attention_tc(o, q, k, v, NULL, T, H, H, D, D, 0, 0)); break;
                 case 5: CK(cu_attention_simt(o, q, k, v, NULL, T, H, H, D, D, 0, 0)); break;
+                case 6: CK(cu_attention_wgt(o, q, k, v, NULL, T, H, H, D, D, 0, scratch, sb, 0)); break;
+                case 7: CK(cu_attention_wgt(o, q, k, v, NULL, T, H, H, D, D, Wn, scratch, sb, 0)); break;
                 }
                 CK(cudaEventRecord(e1));
                 CK(cudaEventSynchronize(e1));
@@ -214,7 +225,7 @@ static int bench(int argc, char **argv) {
                 CK(cudaEventElapsedTime(&ms, e0, e1));
                 if (r >= 0 && ms < best) best = ms;
             }
-            const double fl = which == 1 || which == 3 ? 4.0 * D * pairs * H : causal;
+            const double fl = which == 1 || which == 3 || which == 7 ? 4.0 * D * pairs * H : causal;
             printf("kernel name=%s T=%d H=%d dk=%d ms=%.3f tflops=%.1f\n", names[which], T, H, D, best,
                    fl / (best * 1e-3) / 1e12);
             fflush(stdout);
@@ -229,8 +240,9 @@ int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "bench")) return bench(argc, argv);
     if (argc == 8 && !strcmp(argv[1], "one")) {      /* one case, e.g. under compute-sanitizer */
         CK(cu_attention_setup());
-        const int wg = getenv("HS_CUDA_ATTENTION") && !strcmp(getenv("HS_CUDA_ATTENTION"), "wgmma");
-        if (wg && !cu_attention_wg_fits(128, 128)) { printf("wgmma kernel not available here\n"); return 1; }
+        const char *ea = getenv("HS_CUDA_ATTENTION");
+        const int wg = ea && !strcmp(ea, "wgtma") ? 2 : ea && !strcmp(ea, "wgmma") ? 1 : 0;
+        if (wg && !cu_attention_wg_fits(128, 128)) { printf("%s kernel not available here\n", kind_name[wg]); return 1; }
         return check_case(wg, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), atoi(argv[7])) ? 0 : 1;
     }
     fprintf(stderr, "usage: attn_fa2 check | bench T[,T...] H D | one T H Hkv D window logscale\n");

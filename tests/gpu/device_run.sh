@@ -23,7 +23,7 @@ make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exi
 tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
 export HS_BIN=$PWD/build/hybridscope
 for s in $steps; do case $s in
-kcheck)   # the FA2 and wgmma attention kernels against the fp32 one (tests/gpu/attn_fa2.cu)
+kcheck)   # the FA2 and both wgmma attention kernels against the fp32 one (tests/gpu/attn_fa2.cu)
     nvcc -O3 -std=c++17 --threads 0 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a \
         -o build/hs_attn_fa2 tests/gpu/attn_fa2.cu kernels/cuda/attention*.cu \
         > "$OUT/kcheck_build.log" 2>&1 || { echo "kcheck build failed"; tail -20 "$OUT/kcheck_build.log"; }
@@ -36,7 +36,7 @@ sanitize)
     $HS_BIN init $tmp/g --preset tiny --efficient gdn --train-context 128 >/dev/null
     for tool in memcheck racecheck; do
         # the FA2 and wgmma attention kernels (built by kcheck): GQA, window, log scaling, T not a tile multiple
-        for kern in fa2 wgmma; do [ -x build/hs_attn_fa2 ] || break
+        for kern in fa2 wgmma wgtma; do [ -x build/hs_attn_fa2 ] || break
             HS_CUDA_ATTENTION=$kern timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 build/hs_attn_fa2 one 300 4 2 64 64 1 > $tmp/s.log 2>&1
             echo "sanitizer tool=$tool rc=$? attn $kern $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         done

@@ -15,8 +15,8 @@
  * (only the probabilities' bf16 rounding differs); vs the fp32 inputs, 1.5e-1 and 1.5e-2 (the
  * bf16 rounding of the scaled q moves the scores in proportion to their size: measured up to
  * 7.0e-2 and 5.0e-3 at T=4099 with log scaling).
- * usage: fa2_emu [quick]   (exit 0 all pass, 1 a failure); FA2_EMU_ONLY=fa2|wgmma
- *        fa2_emu case fa2|wgmma T H Hkv D window logscale */
+ * usage: fa2_emu [quick]   (exit 0 all pass, 1 a failure); FA2_EMU_ONLY=fa2|wgmma|wgtma
+ *        fa2_emu case fa2|wgmma|wgtma T H Hkv D window logscale */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@
 #include <string.h>
 #include <ucontext.h>
 
+#include <map>
 #include <vector>
 
 struct float2 { float x, y; };
@@ -33,12 +34,18 @@ namespace emu {
 
 struct Copy { void *dst; const void *src; int n; };
 
+/* a wgmma issued and not yet waited for: its operands are read and its accumulator written
+ * at the wait (the latest the hardware may), through the thread's own registers */
+struct WgOp { float *d; int nacc; const uint32_t *a; uint64_t da, db; int scale_d; };
+
 struct Thread {
     ucontext_t ctx;
     int tid;
     bool done;
     std::vector<Copy> open;                    /* issued, not committed */
     std::vector<std::vector<Copy>> committed;  /* oldest first */
+    std::vector<WgOp> wg_open;                 /* wgmma issued, not committed */
+    std::vector<std::vector<WgOp>> wg_groups;  /* committed wgmma groups, oldest first */
 };
 
 struct Bar { int count, arrived, gen; };
@@ -213,14 +220,30 @@ FA2_FN void fa2_cp_wait0(void) { cp_wait(0); }
 
 #include "kernels/cuda/attention_fa2_body.cuh"
 
-/* wgmma: warpgroup-collective; the operands are read at issue (nothing writes them before the
- * wait in the kernel), so commit/wait are no-ops here. Descriptors: start address, stride byte
- * offset (8-row groups) and the 128-byte swizzle, the only layout the kernel uses. */
+/* wgmma: warpgroup-collective and asynchronous. An instruction is recorded at issue and
+ * runs at the wait_group that covers it, reading shared memory, the A registers and the
+ * accumulator then: a stage refilled, an A register or accumulator touched between issue and
+ * wait, or a result read before its wait, all show. Descriptors: start address, stride byte
+ * offset (8-row groups) and the 128-byte swizzle, the only layout the kernels use. */
 FA2_FN uint32_t wg_smem_addr(const void *p) { return (uint32_t)((const unsigned char *)p - emu::smem_lo) + emu::SHOFF; }
 FA2_FN void wg_fence(void) {}
-FA2_FN void wg_commit(void) {}
-FA2_FN void wg_wait0(void) {}
+FA2_FN void wg_commit(void) {
+    emu::cur->wg_groups.push_back(emu::cur->wg_open);
+    emu::cur->wg_open.clear();
+}
+static void wg_run(const emu::WgOp &op);
+static void wg_wait(size_t keep) {
+    std::vector<std::vector<emu::WgOp>> &q = emu::cur->wg_groups;
+    while (q.size() > keep) {
+        for (const emu::WgOp &op : q.front()) wg_run(op);
+        q.erase(q.begin());
+    }
+}
+FA2_FN void wg_wait0(void) { wg_wait(0); }
+FA2_FN void wg_wait1(void) { wg_wait(1); }
 FA2_FN void wg_proxy_fence(void) {}
+FA2_FN void wg_pin(float &) {}
+FA2_FN void wg_pin(uint32_t &) {}
 /* named barriers 1..15 over n threads: arrive counts without waiting, sync counts and waits */
 static emu::Bar named_bar[16];
 FA2_FN void wg_bar_arrive(int id, int n) {
@@ -259,10 +282,10 @@ static void wg_exchange_check(int g) {
 
 /* accumulator element e of thread (warp w of the group, lane l): row 16w + l/4 + 8(e%4/2),
  * column 8(e/4) + 2(l%4) + e%2 */
-template <int NACC, typename AFN, typename BFN>
-static void wg_mma_emul(float *d, bool scale_d, AFN afn, BFN bfn) {
+template <typename AFN, typename BFN>
+static void wg_mma_emul(float *d, int nacc, bool scale_d, AFN afn, BFN bfn) {
     const int tid = emu::cur->tid, w = (tid >> 5) & 3, l = tid & 31;
-    for (int e = 0; e < NACC; e++) {
+    for (int e = 0; e < nacc; e++) {
         const int row = 16 * w + l / 4 + 8 * ((e % 4) / 2), col = 8 * (e / 4) + 2 * (l % 4) + e % 2;
         double acc = 0.0;
         for (int k = 0; k < 16; k++) acc += (double)afn(row, k) * bfn(col, k);
@@ -270,38 +293,102 @@ static void wg_mma_emul(float *d, bool scale_d, AFN afn, BFN bfn) {
     }
 }
 
-FA2_FN void wg_mma_ss(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
+static void wg_run(const emu::WgOp &op) {
     const int g = emu::cur->tid >> 7, i = emu::cur->tid & 127;
-    emu::xd[g][i][0] = da; emu::xd[g][i][1] = db; emu::xd[g][i][2] = (uint64_t)scale_d;
+    emu::xd[g][i][0] = op.da; emu::xd[g][i][1] = op.db; emu::xd[g][i][2] = (uint64_t)op.scale_d;
+    if (op.a)
+        for (int j = 0; j < 4; j++) emu::xa[g][i][j] = op.a[j];
     emu::bar_wait(emu::wg_bar[g]);
     wg_exchange_check(g);
-    wg_mma_emul<64>(d, scale_d != 0, [&](int r, int k) { return wg_elem(da, r, k); },
-                    [&](int c, int k) { return wg_elem(db, c, k); });
+    auto bfn = [&](int c, int k) { return wg_elem(op.db, c, k); };
+    if (!op.a) {
+        wg_mma_emul(op.d, op.nacc, op.scale_d != 0, [&](int r, int k) { return wg_elem(op.da, r, k); }, bfn);
+    } else {
+        /* A (64 x 16) from registers: warp r/16 holds rows 16w.., in the m16n8k16 A layout */
+        auto afn = [&](int r, int k) {
+            const int w = r / 16, rr = r % 16, owner = w * 32 + (rr % 8) * 4 + (k % 8) / 2;
+            const int reg = (rr >= 8) + 2 * (k >= 8);
+            return bf16_float((uint16_t)(emu::xa[g][owner][reg] >> (16 * (k & 1))));
+        };
+        wg_mma_emul(op.d, op.nacc, true, afn, bfn);
+    }
     emu::bar_wait(emu::wg_bar[g]);
+}
+
+FA2_FN void wg_mma_ss(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
+    emu::cur->wg_open.push_back({d, 64, NULL, da, db, scale_d});
 }
 
 template <int N> FA2_FN void wg_mma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db) {
-    const int g = emu::cur->tid >> 7, i = emu::cur->tid & 127;
-    for (int j = 0; j < 4; j++) emu::xa[g][i][j] = a[j];
-    emu::xd[g][i][0] = db; emu::xd[g][i][1] = 0; emu::xd[g][i][2] = 1;
-    emu::bar_wait(emu::wg_bar[g]);
-    wg_exchange_check(g);
-    /* A (64 x 16) from registers: warp r/16 holds rows 16w.., in the m16n8k16 A layout */
-    auto afn = [&](int r, int k) {
-        const int w = r / 16, rr = r % 16, owner = w * 32 + (rr % 8) * 4 + (k % 8) / 2;
-        const int reg = (rr >= 8) + 2 * (k >= 8);
-        return bf16_float((uint16_t)(emu::xa[g][owner][reg] >> (16 * (k & 1))));
-    };
-    wg_mma_emul<N / 2>(d, true, afn, [&](int c, int k) { return wg_elem(db, c, k); });
-    emu::bar_wait(emu::wg_bar[g]);
+    emu::cur->wg_open.push_back({d, N / 2, a, 0, db, 1});
 }
 
-#include "kernels/cuda/attention_wg_body.cuh"
+/* mbarriers and bulk copies (the TMA-fed kernel): a barrier's phase completes when its
+ * arrivals are in and its copies have landed; copies land at issue in one pass and at the
+ * first wait on their barrier in the other, as the cp.async ones do. */
+namespace emu {
+struct Bulk { void *dst; const void *src; uint32_t n; };
+struct Mbar { int count, pending, phase; long tx; std::vector<Bulk> copies; };
+static std::map<const void *, Mbar> mbars;
+static Mbar &mbar(const void *bar) {
+    check_smem(bar, 8, 8);
+    auto it = mbars.find(bar);
+    if (it == mbars.end()) fail("mbarrier used before its init");
+    return it->second;
+}
+static void mbar_land(Mbar &m) {
+    for (const Bulk &b : m.copies) { memcpy(b.dst, b.src, b.n); m.tx -= b.n; }
+    m.copies.clear();
+}
+static void mbar_complete(Mbar &m) {
+    if (m.tx < 0) fail("mbarrier: more bytes arrived than were announced");
+    if (m.pending == 0 && m.tx == 0 && m.copies.empty()) { m.phase++; m.pending = m.count; progress++; }
+}
+} // namespace emu
+
+FA2_FN void wg_mbar_init(uint64_t *bar, int count) {
+    emu::check_smem(bar, 8, 8);
+    if (count < 1) emu::fail("mbarrier init: count < 1");
+    emu::mbars[bar] = emu::Mbar{count, count, 0, 0, {}};
+}
+FA2_FN void wg_mbar_init_fence(void) {}
+FA2_FN void wg_mbar_arrive(uint64_t *bar) {
+    emu::Mbar &m = emu::mbar(bar);
+    if (--m.pending < 0) emu::fail("mbarrier: more arrivals than its count in one phase");
+    emu::progress++;
+    emu::mbar_complete(m);
+}
+FA2_FN void wg_mbar_arrive_tx(uint64_t *bar, uint32_t bytes) {
+    emu::mbar(bar).tx += bytes;
+    wg_mbar_arrive(bar);
+}
+FA2_FN void wg_mbar_wait(uint64_t *bar, int parity) {
+    emu::Mbar &m = emu::mbar(bar);
+    for (;;) {
+        emu::mbar_land(m);
+        emu::mbar_complete(m);
+        if ((m.phase & 1) != (parity & 1)) return;
+        emu::yield();
+    }
+}
+FA2_FN void wg_bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar) {
+    emu::Mbar &m = emu::mbar(bar);
+    emu::check_smem(dst, bytes, 16);
+    if (bytes % 16 || (uintptr_t)src % 16) emu::fail("bulk copy: size or source not a multiple of 16 bytes");
+    bool ok = false;
+    for (const emu::Range &r : emu::globals) ok = ok || ((const char *)src >= r.lo && (const char *)src + bytes <= r.hi);
+    if (!ok) emu::fail("bulk copy reads outside the global buffers");
+    m.copies.push_back({dst, src, bytes});
+    if (emu::eager_copies) emu::mbar_land(m);
+    emu::mbar_complete(m);
+}
+
+#include "kernels/cuda/attention_wgt_body.cuh"
 
 namespace emu {
 
 struct Launch {
-    int wg;                                    /* 0: FA2 kernel, 1: wgmma kernel */
+    int wg;                                    /* 0: FA2 kernel, 1: wgmma kernel, 2: its TMA-fed variant */
     int D;
     float *out;
     const float *q, *rs;
@@ -313,7 +400,11 @@ static Launch L;
 
 static void entry(void) {
     unsigned char *base = smem_lo;
-    if (L.wg && L.D == 64)
+    if (L.wg == 2 && L.D == 64)
+        wgt_attention_body<64>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.H, L.Hkv, L.window, L.qscale, base);
+    else if (L.wg == 2)
+        wgt_attention_body<128>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.H, L.Hkv, L.window, L.qscale, base);
+    else if (L.wg && L.D == 64)
         wg_attention_body<64>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.Tp, L.H, L.Hkv, L.window, L.qscale, base);
     else if (L.wg)
         wg_attention_body<128>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.Tp, L.H, L.Hkv, L.window, L.qscale, base);
@@ -341,12 +432,15 @@ static void run_block(int bx, int by, size_t smem_bytes, int nthreads) {
     for (int w = 0; w < 8; w++) warp_bar[w] = {32, 0, 0};
     for (int g = 0; g < 2; g++) wg_bar[g] = {128, 0, 0};
     for (emu::Bar &b : named_bar) b = {0, 0, 0};
+    mbars.clear();
     for (int i = 0; i < nthreads; i++) {
         Thread &t = th[i];
         t.tid = i;
         t.done = false;
         t.open.clear();
         t.committed.clear();
+        t.wg_open.clear();
+        t.wg_groups.clear();
         getcontext(&t.ctx);
         t.ctx.uc_stack.ss_sp = stacks[i].data();
         t.ctx.uc_stack.ss_size = stacks[i].size();
@@ -376,7 +470,13 @@ static void run_block(int bx, int by, size_t smem_bytes, int nthreads) {
     bool half = block_bar.arrived != 0;
     for (const emu::Bar &b : warp_bar) half = half || b.arrived;
     for (const emu::Bar &b : named_bar) half = half || b.arrived;
+    for (const auto &kv : mbars) half = half || kv.second.pending != kv.second.count || kv.second.tx || !kv.second.copies.empty();
     if (half) { fprintf(stderr, "fa2_emu: barrier left half-entered in block (%d,%d)\n", bx, by); exit(1); }
+    for (int i = 0; i < nthreads; i++)
+        if (!th[i].wg_open.empty() || !th[i].wg_groups.empty()) {
+            fprintf(stderr, "fa2_emu: wgmma issued and never waited for in block (%d,%d)\n", bx, by);
+            exit(1);
+        }
 }
 
 } // namespace emu
@@ -423,7 +523,9 @@ static err_stats compare(const float *out, const float *q, const float *k, const
     return {mx / rms, sqrt(se / n) / rms};
 }
 
-/* one case of the FA2 (wg = 0) or the wgmma (wg = 1) kernel: returns 0 pass */
+static const char *const kind_name[] = {"fa2", "wgmma", "wgtma"};
+
+/* one case of the FA2 (wg = 0), the wgmma (1) or the TMA-fed wgmma (2) kernel: returns 0 pass */
 static int run_case(int wg, int T, int H, int Hkv, int D, int window, int logscale) {
     const size_t nq = (size_t)T * H * D, nk = (size_t)T * Hkv * D;
     const int GUARD = 64, Tp = (T + 7) / 8 * 8;
@@ -432,25 +534,34 @@ static int run_case(int wg, int T, int H, int Hkv, int D, int window, int logsca
     for (size_t i = 0; i < nk; i++) { k[i] = 4.0f * urand(); v[i] = 2.0f * urand(); }
     for (int t = 0; t < T; t++) rs[t] = logscale ? fmaxf(1.0f, logf((float)t + 1) / logf(16.0f)) : 1.0f;
     /* K/V conversion (the wgmma kernel's V^T, with its zero pad keys), then the kernel over every block */
-    std::vector<uint16_t> kb(nk), vb(wg ? (size_t)Tp * Hkv * D : nk, 0xffff);
-    for (size_t i = 0; i < nk / 4; i++) {
+    const int NT = WGT_NTILES(T);
+    const size_t nimg = (size_t)NT * WG_BN * Hkv * D;    /* the TMA-fed kernel's tile images */
+    std::vector<uint16_t> kb(wg == 2 ? nimg : nk, 0xffff), vb(wg == 2 ? nimg : wg ? (size_t)Tp * Hkv * D : nk, 0xffff);
+    for (size_t i = 0; wg == 2 && i < nimg / 8; i++) {
+        if (D == 64) { wgt_convert_k_body<64>(kb.data(), k.data(), T, Hkv, NT, i); wgt_convert_v_body<64>(vb.data(), v.data(), T, Hkv, NT, i); }
+        else { wgt_convert_k_body<128>(kb.data(), k.data(), T, Hkv, NT, i); wgt_convert_v_body<128>(vb.data(), v.data(), T, Hkv, NT, i); }
+    }
+    for (size_t i = 0; wg < 2 && i < nk / 4; i++) {
         if (D == 64) fa2_convert_body<64>(kb.data(), k.data(), T, Hkv, i);
         else fa2_convert_body<128>(kb.data(), k.data(), T, Hkv, i);
         if (!wg && D == 64) fa2_convert_body<64>(vb.data(), v.data(), T, Hkv, i);
         else if (!wg) fa2_convert_body<128>(vb.data(), v.data(), T, Hkv, i);
     }
-    for (size_t i = 0; wg && i < vb.size() / 4; i++) {
+    for (size_t i = 0; wg == 1 && i < vb.size() / 4; i++) {
         if (D == 64) wg_convert_vt_body<64>(vb.data(), v.data(), T, Tp, Hkv, i);
         else wg_convert_vt_body<128>(vb.data(), v.data(), T, Tp, Hkv, i);
     }
     for (uint16_t x : vb)
         if (x == 0xffff) { fprintf(stderr, "fa2_emu: the V conversion left elements unwritten\n"); return 1; }
+    for (uint16_t x : kb)
+        if (x == 0xffff) { fprintf(stderr, "fa2_emu: the K conversion left elements unwritten\n"); return 1; }
     emu::globals = {{(const char *)kb.data(), (const char *)(kb.data() + kb.size())},
                     {(const char *)vb.data(), (const char *)(vb.data() + vb.size())}};
     emu::L = {wg, D, out.data(), q.data(), logscale ? rs.data() : NULL, kb.data(), vb.data(), T, Tp, H, Hkv, window,
               (float)(1.4426950408889634 / sqrt((double)D))};
-    const size_t smem = wg ? (D == 64 ? wg_geom<64>::SMEM_BYTES : wg_geom<128>::SMEM_BYTES)
-                           : (D == 64 ? fa2_geom<64>::SMEM_BYTES : fa2_geom<128>::SMEM_BYTES);
+    const size_t smem = wg == 2 ? (D == 64 ? wgt_geom<64>::SMEM_BYTES : wgt_geom<128>::SMEM_BYTES)
+                        : wg    ? (D == 64 ? wg_geom<64>::SMEM_BYTES : wg_geom<128>::SMEM_BYTES)
+                                : (D == 64 ? fa2_geom<64>::SMEM_BYTES : fa2_geom<128>::SMEM_BYTES);
     const int bm = wg ? WG_BM : FA2_BM, n_qt = (T + bm - 1) / bm;
     for (int by = 0; by < H; by++)
         for (int bx = 0; bx < n_qt; bx++) emu::run_block(bx, by, smem, wg ? WG_THREADS : FA2_THREADS);
@@ -474,15 +585,15 @@ static int run_case(int wg, int T, int H, int Hkv, int D, int window, int logsca
     const int ok = guard_ok && bf.max <= 1.5e-2 && bf.rms <= 2.5e-3 && fp.max <= 1.5e-1 && fp.rms <= 1.5e-2;
     printf("%s %s T=%d H=%d Hkv=%d D=%d window=%d logscale=%d | vs bf16 operands: max %.2e rms %.2e | vs fp32 inputs: "
            "max %.2e rms %.2e (of the output RMS)%s\n",
-           ok ? "ok  " : "FAIL", wg ? "wgmma" : "fa2  ", T, H, Hkv, D, window, logscale, bf.max, bf.rms, fp.max, fp.rms,
+           ok ? "ok  " : "FAIL", kind_name[wg], T, H, Hkv, D, window, logscale, bf.max, bf.rms, fp.max, fp.rms,
            guard_ok ? "" : " (wrote past the output)");
     fflush(stdout);
     return !ok;
 }
 
 int main(int argc, char **argv) {
-    if (argc == 9 && !strcmp(argv[1], "case"))   /* one case: case fa2|wgmma T H Hkv D window logscale */
-        return run_case(!strcmp(argv[2], "wgmma"), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]),
+    if (argc == 9 && !strcmp(argv[1], "case"))   /* one case: case fa2|wgmma|wgtma T H Hkv D window logscale */
+        return run_case(!strcmp(argv[2], "wgtma") ? 2 : !strcmp(argv[2], "wgmma"), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]),
                         atoi(argv[7]), atoi(argv[8]));
     const int quick = argc > 1 && !strcmp(argv[1], "quick");
     struct { int T, H, Hkv, D, window, logscale; } cases[] = {
@@ -490,13 +601,13 @@ int main(int argc, char **argv) {
         {129, 2, 1, 128, 0, 1},  {300, 4, 2, 64, 64, 1}, {300, 2, 1, 128, 100, 0}, {600, 2, 1, 64, 300, 0},
         {600, 1, 1, 64, 0, 0},   {1001, 1, 1, 128, 300, 1}, {520, 1, 1, 64, 0, 1},
     };
-    const char *only = getenv("FA2_EMU_ONLY");   /* "fa2" or "wgmma": one kernel */
+    const char *only = getenv("FA2_EMU_ONLY");   /* "fa2", "wgmma" or "wgtma": one kernel */
     int fails = 0, n = 0;
-    for (int wg = 0; wg < 2; wg++) {
-        if (only && strcmp(only, wg ? "wgmma" : "fa2")) continue;
+    for (int wg = 0; wg < 3; wg++) {
+        if (only && strcmp(only, kind_name[wg])) continue;
         for (int eager = 0; eager < 2; eager++) {
             emu::eager_copies = eager;
-            printf("%s kernel, cp.async copies land %s\n", wg ? "wgmma" : "FA2", eager ? "at issue" : "at the wait");
+            printf("%s kernel, copies land %s\n", kind_name[wg], eager ? "at issue" : "at the wait");
             for (const auto &c : cases) {
                 if (quick && c.T > 300 && c.T != 520) continue;   /* quick: one long case (several tiles per block) */
                 fails += run_case(wg, c.T, c.H, c.Hkv, c.D, c.window, c.logscale);
