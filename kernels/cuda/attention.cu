@@ -159,7 +159,7 @@ cudaError_t cu_attention(float *out, const float *q, const float *k, const float
                          void *scratch, size_t scratch_bytes, cudaStream_t st) {
     if (H % Hkv) return cudaErrorInvalidValue;
     const int c = cu_attention_choice();
-    if (c == CU_ATT_WGT && cu_attention_wg_fits(dk, dv) &&
+    if (c == CU_ATT_WGT && cu_attention_wgt_fits(dk, dv) &&
         scratch_bytes >= cu_attention_wgt_scratch_bytes(T, Hkv, dk, dv))
         return cu_attention_wgt(out, q, k, v, row_scale, T, H, Hkv, dk, dv, window, scratch, scratch_bytes, st);
     if ((c == CU_ATT_WG || c == CU_ATT_WGT) && cu_attention_wg_fits(dk, dv) &&

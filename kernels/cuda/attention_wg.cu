@@ -67,9 +67,10 @@ __global__ static void wg_probe_kernel(int *flag) {
 #endif
 }
 
-static int wg_available = 0;
+static int wg_available = 0, wgt_available = 0;
 
 int cu_attention_wg_fits(int dk, int dv) { return wg_available && dk == dv && (dk == 64 || dk == 128); }
+int cu_attention_wgt_fits(int dk, int dv) { return wgt_available && cu_attention_wg_fits(dk, dv); }
 
 static size_t wg_tp(int T) { return ((size_t)(T > 0 ? T : 0) + 7) / 8 * 8; }
 
@@ -83,12 +84,6 @@ cudaError_t cu_attention_wg_setup(void) {
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(wg_attention_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)wg_smem_bytes<128>());
-    if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(wgt_attention_kernel<64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)wgt_geom<64>::SMEM_BYTES);
-    if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(wgt_attention_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)wgt_geom<128>::SMEM_BYTES);
     if (e != cudaSuccess) return e;
     /* which machine code runs here: only the sm_90a image has the kernel */
     int *flag, h = 0;
@@ -98,6 +93,17 @@ cudaError_t cu_attention_wg_setup(void) {
     if (e == cudaSuccess) e = cudaMemcpy(&h, flag, sizeof(int), cudaMemcpyDeviceToHost);
     cudaFree(flag);
     wg_available = e == cudaSuccess && h == 1;
+    /* the TMA-fed kernel's 225 KB of shared memory (D = 128) only Hopper gives a block:
+     * elsewhere it is reported unavailable and cu_attention uses the other one */
+    if (e == cudaSuccess && wg_available) {
+        cudaError_t e2 = cudaFuncSetAttribute(wgt_attention_kernel<64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)wgt_geom<64>::SMEM_BYTES);
+        if (e2 == cudaSuccess)
+            e2 = cudaFuncSetAttribute(wgt_attention_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int)wgt_geom<128>::SMEM_BYTES);
+        wgt_available = e2 == cudaSuccess;
+        (void)cudaGetLastError();        /* a refused size is not an error of the setup */
+    }
     return e;
 }
 
@@ -153,7 +159,7 @@ static cudaError_t wgt_launch(float *out, const float *q, const float *k, const 
 cudaError_t cu_attention_wgt(float *out, const float *q, const float *k, const float *v, const float *row_scale,
                              int T, int H, int Hkv, int dk, int dv, int window, void *scratch, size_t scratch_bytes,
                              cudaStream_t st) {
-    if (!cu_attention_wg_fits(dk, dv) || Hkv < 1 || H % Hkv || T < 0) return cudaErrorInvalidValue;
+    if (!cu_attention_wgt_fits(dk, dv) || Hkv < 1 || H % Hkv || T < 0) return cudaErrorInvalidValue;
     if (!scratch || scratch_bytes < cu_attention_wgt_scratch_bytes(T, Hkv, dk, dv) || ((uintptr_t)scratch & 15) ||
         ((uintptr_t)q & 15) || ((uintptr_t)k & 15) || ((uintptr_t)v & 15) || ((uintptr_t)out & 7))
         return cudaErrorInvalidValue;

@@ -98,8 +98,10 @@ cudaError_t cu_attention_wg_setup(void);
 cudaError_t cu_attention_wg(float *out, const float *q, const float *k, const float *v,
                             const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
                             void *scratch, size_t scratch_bytes, cudaStream_t st);
-/* Its TMA-fed variant (attention_wgt_body.cuh; same fits): scratch holds K and V^T as bf16 tile
+/* Its TMA-fed variant (attention_wgt_body.cuh; where wgmma fits and a block may have 225 KB of
+ * shared memory): scratch holds K and V^T as bf16 tile
  * images, cu_attention_wgt_scratch_bytes (T rounded up to 128 tokens). */
+int cu_attention_wgt_fits(int dk, int dv);
 size_t cu_attention_wgt_scratch_bytes(int T, int Hkv, int dk, int dv);
 cudaError_t cu_attention_wgt(float *out, const float *q, const float *k, const float *v,
                              const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,

@@ -144,7 +144,7 @@ static int check(void) {
     int fails = 0;
     for (int wg = 0; wg < 3; wg++) {
         const char *name = kind_name[wg];
-        if (wg && !cu_attention_wg_fits(128, 128)) {
+        if (wg == 1 ? !cu_attention_wg_fits(128, 128) : wg == 2 ? !cu_attention_wgt_fits(128, 128) : 0) {
             printf("kcheck %s: not available here (no sm_90a machine code for this GPU): skipped\n", name);
             continue;
         }
@@ -203,7 +203,8 @@ static int bench(int argc, char **argv) {
             char list[256];
             snprintf(list, sizeof list, ",%s,", only);
             if (!strstr(list, want)) continue;
-            if ((which == 2 || which == 3 || which >= 6) && !cu_attention_wg_fits(D, D)) continue;
+            if ((which == 2 || which == 3) && !cu_attention_wg_fits(D, D)) continue;
+            if (which >= 6 && !cu_attention_wgt_fits(D, D)) continue;
             const int fast = which <= 3 || which >= 6;
             const int reps = fast ? 5 : T >= 32768 ? 1 : 3;       /* the old kernels take seconds at 64K */
             float best = 1e30f;
@@ -242,7 +243,7 @@ int main(int argc, char **argv) {
         CK(cu_attention_setup());
         const char *ea = getenv("HS_CUDA_ATTENTION");
         const int wg = ea && !strcmp(ea, "wgtma") ? 2 : ea && !strcmp(ea, "wgmma") ? 1 : 0;
-        if (wg && !cu_attention_wg_fits(128, 128)) { printf("%s kernel not available here\n", kind_name[wg]); return 1; }
+        if (wg && !(wg == 2 ? cu_attention_wgt_fits(128, 128) : cu_attention_wg_fits(128, 128))) { printf("%s kernel not available here\n", kind_name[wg]); return 1; }
         return check_case(wg, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), atoi(argv[7])) ? 0 : 1;
     }
     fprintf(stderr, "usage: attn_fa2 check | bench T[,T...] H D | one T H Hkv D window logscale\n");
