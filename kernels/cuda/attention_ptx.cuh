@@ -15,6 +15,7 @@ FA2_FN int fa2_tid(void) { return (int)threadIdx.x; }
 FA2_FN int fa2_bid_x(void) { return (int)blockIdx.x; }
 FA2_FN int fa2_bid_y(void) { return (int)blockIdx.y; }
 FA2_FN void fa2_sync(void) { __syncthreads(); }
+FA2_FN void fa2_syncwarp(void) { __syncwarp(); }
 FA2_FN float fa2_shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
 FA2_FN float fa2_exp2(float x) { return exp2f(x); }
 

@@ -19,6 +19,7 @@
  *   wg_mbar_init(bar, n), wg_mbar_init_fence(), wg_mbar_arrive(bar), wg_mbar_arrive_tx(bar, bytes),
  *   wg_mbar_wait(bar, parity)           mbarrier (shared::cta)
  *   wg_bulk_load(dst, src, bytes, bar)  cp.async.bulk global -> shared, completing on bar
+ *   fa2_syncwarp()                      __syncwarp
  * supplied by attention_ptx.cuh (GPU) and tests/gpu/fa2_emu.cpp (CPU emulation). */
 #ifndef HS_ATTENTION_WGT_BODY_CUH
 #define HS_ATTENTION_WGT_BODY_CUH
@@ -118,6 +119,7 @@ FA2_FN void wgt_attention_body(float *out, const float *q, const uint16_t *kt, c
             wg_bulk_load(sk, kimg + (size_t)i * G::K_BYTES, G::K_BYTES, &full[i]);
             wg_bulk_load(sk + G::K_BYTES, vimg + (size_t)i * G::V_BYTES, G::V_BYTES, &full[i]);
         }
+    fa2_syncwarp();                                  /* the producer's warp whole again before aligned barriers */
 
     float o[D / 2], s[64], m[2], l[2], corr[2];
     uint32_t a[WG_BN / 16][4];
@@ -178,6 +180,7 @@ FA2_FN void wgt_attention_body(float *out, const float *q, const uint16_t *kt, c
             wg_bulk_load(sk, kimg + (size_t)(i + 2) * G::K_BYTES, G::K_BYTES, &full[sp]);
             wg_bulk_load(sk + G::K_BYTES, vimg + (size_t)(i + 2) * G::V_BYTES, G::V_BYTES, &full[sp]);
         }
+        fa2_syncwarp();
     }
 
     /* issue point n: P V of the last tile */

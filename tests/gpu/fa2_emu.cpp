@@ -114,6 +114,7 @@ FA2_FN int fa2_tid(void) { return emu::cur->tid; }
 FA2_FN int fa2_bid_x(void) { return emu::bid_x; }
 FA2_FN int fa2_bid_y(void) { return emu::bid_y; }
 FA2_FN void fa2_sync(void) { emu::bar_wait(emu::block_bar); }
+FA2_FN void fa2_syncwarp(void) { emu::bar_wait(emu::warp_bar[emu::warp()]); }
 FA2_FN float fa2_exp2(float x) { return exp2f(x); }
 
 FA2_FN float fa2_shfl_xor(float v, int mask) {
