@@ -416,11 +416,11 @@ static int softmax_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs 
     int window = cu_mixer_window(kn, mc);
     *window_out = window;
     const float *rs = mc->type == HS_NOPE && kn->log_L0 > 0 ? ws->row_scale : NULL;
-    /* ws->tmp ((T + 8) x width fp32, unused by softmax mixers) holds the tensor-core kernels'
+    /* ws->tmp ((T + 128) x width fp32, unused by softmax mixers) holds the tensor-core kernels'
      * bf16 K/V copies: Hkv*(dk+dv) bf16 per token is at most 2*width*2 bytes, plus the wgmma
-     * kernel's V^T padding to a multiple of 8 tokens */
+     * kernels' padding (V^T to a multiple of 8 tokens, the TMA-fed kernel's tiles to 128) */
     LAUNCH(cu_attention(ws->o, ws->q, ws->k, ws->v, rs, T, H, Hkv, dk, dv, window, ws->tmp,
-                        ((size_t)T + 8) * cm->width * sizeof(float), cm->st));
+                        ((size_t)T + 128) * cm->width * sizeof(float), cm->st));
     return 0;
 }
 

@@ -106,6 +106,13 @@ export HS_CUDA_ATTENTION=wgmma
 check "wgmma swa64 (GQA 4/2, W=48) T=1501" "$tmp/swa64" "$t1500"
 check "wgmma rope128 rope window 100 T=1501" "$tmp/rope128" "$t1500" --rope-window=100
 check "wgmma gdn64 HH log-scale T=1501" "$tmp/gdn64" "$t1500" --log-scale=32
+# The TMA-fed wgmma kernel (HS_CUDA_ATTENTION=wgtma; falls back to wgmma where it cannot run)
+export HS_CUDA_ATTENTION=wgtma
+check "wgtma swa64 (GQA 4/2, W=48) T=1501" "$tmp/swa64" "$t1500"
+check "wgtma rope128 rope window 100 T=1501" "$tmp/rope128" "$t1500" --rope-window=100
+check "wgtma gdn64 HH log-scale T=1501" "$tmp/gdn64" "$t1500" --log-scale=32
+check "wgtma gla128 (nope dk128) T=302" "$tmp/gla128" "$t301"
+ppl_check "wgtma ppl swa64 log-scale" "$tmp/swa64" --log-scale=64
 unset HS_CUDA_ATTENTION
 # the chunked gla/gdn kernels (the default, HS_CUDA_LINATTN=chunk; gdn SWLA by chunks when W (and S) are
 # multiples of 64, W >= 128; other gdn SWLA keeps the per-query walk), same
