@@ -30,7 +30,7 @@ size_t cu_la_gdn_work_bytes(int T, int H, int dk, int dv);
 
 /* The most dynamic shared memory any chunk kernel takes for these head dims. */
 static size_t cu_la_chunk_smem_max(int dk, int dv) {
-    size_t m = gla_out_make(dk, dv).total * sizeof(float), l = gla_local_smem(dk, dv), g = cu_la_gdn_smem_max(dk, dv);
+    size_t m = gla_out_make(dk, dv, false).total * sizeof(float), l = gla_local_smem(dk, dv), g = cu_la_gdn_smem_max(dk, dv);
     if (l > m) m = l;
     return g > m ? g : m;
 }
@@ -54,6 +54,17 @@ size_t cu_la_smem_optin(void) {
                 ? bytes : 0;
     }
     return (size_t)v;
+}
+
+/* HS_CUDA_LA_STAGE=0 takes the forms for devices with less shared memory anyway (to check
+ * them on a Hopper GPU). */
+int cu_la_stage_allowed(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("HS_CUDA_LA_STAGE");
+        v = !(e && !strcmp(e, "0"));
+    }
+    return v;
 }
 
 int cu_la_chunk_fits(int dk, int dv) {
@@ -108,8 +119,11 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     a.Lz = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + pd_bytes);
     a.Kh = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + 2 * pd_bytes);
 
+    /* the prefetching output kernel where the device gives a block its shared memory */
+    a.stage = swla != CU_SWLA_OFF && cu_la_stage_allowed() &&
+              gla_out_make(dk, dv, true).total * sizeof(float) <= cu_la_smem_optin();
     static size_t local_set, out_set;
-    const size_t ls = gla_local_smem(dk, dv), os = gla_out_make(dk, dv).total * sizeof(float);
+    const size_t ls = gla_local_smem(dk, dv), os = gla_out_make(dk, dv, a.stage).total * sizeof(float);
     cudaError_t e = set_smem((const void *)gla_local_kernel, ls, &local_set);
     if (e == cudaSuccess) e = set_smem((const void *)gla_out_kernel, os, &out_set);
     if (e != cudaSuccess) return e;

@@ -42,6 +42,7 @@ static cudaError_t set_smem(const void *fn, size_t bytes, size_t *current) {
 }
 
 size_t cu_la_smem_optin(void);   /* linattn_chunk.cu */
+int cu_la_stage_allowed(void);   /* linattn_chunk.cu */
 
 /* The most dynamic shared memory a gdn chunk kernel needs (for cu_la_chunk_fits): the
  * unstaged forms; gdn_stage() picks the staged ones where they fit. */
@@ -53,14 +54,8 @@ size_t cu_la_gdn_smem_max(int dk, int dv) {
     return m;
 }
 
-/* HS_CUDA_GDN_STAGE=0 takes the unstaged forms anyway (to check them on a Hopper GPU). */
 static int gdn_stage(int dk, int dv) {
-    static int off = -1;
-    if (off < 0) {
-        const char *e = getenv("HS_CUDA_GDN_STAGE");
-        off = e && !strcmp(e, "0");
-    }
-    if (off) return 0;
+    if (!cu_la_stage_allowed()) return 0;
     const size_t out = gdn_out_smem(dk, dv, 1), suffix = gdn_suffix_make(dk, dv, 1).total * sizeof(float);
     return (out > suffix ? out : suffix) <= cu_la_smem_optin();
 }

@@ -33,6 +33,9 @@ struct gla_args {
     float *Kh;                   /* SWLA: Khat of every chunk [N*LC, H*dk] for the cut chunks (else NULL) */
     int T, H, dk, dv, N, swla, W, S;
     float scale;
+    /* 1 where the device's shared memory allows (Hopper: 227 KB a block): under SWLA the output
+     * kernel prefetches the first cut chunk's Khat and v into tiles of their own */
+    int stage;
 };
 
 /* ---- local: the chunk's decay and own state contribution ------------------------------ */
@@ -174,10 +177,13 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
 /* ---- output ---------------------------------------------------------------------------- */
 
 struct gla_out_layout {
-    size_t qs, ks, bs, vs, as, scr, pj, lo, total; /* float offsets */
+    size_t qs, ks, bs, vs, as, pj, ez, lo, scr, vx, kx, total; /* float offsets */
 };
 
-__host__ __device__ static gla_out_layout gla_out_make(int dk, int dv) {
+/* staged (SWLA on a device with the room): the cut chunk's v tile vx over the off-diagonal
+ * scratch (free by the time it is loaded) and its Khat tile kx after it, ~216 KB at
+ * dk = dv = 128; unstaged, the loop loads them over ks and vs (~177 KB) */
+__host__ __device__ static gla_out_layout gla_out_make(int dk, int dv, bool staged) {
     gla_out_layout L;
     size_t off = 0;
     L.qs = off; off += (size_t)LC * (dk + 4);
@@ -185,37 +191,46 @@ __host__ __device__ static gla_out_layout gla_out_make(int dk, int dv) {
     L.bs = off; off += (size_t)LC * (dk + 4);
     L.vs = off; off += (size_t)LC * (dv + 4);
     L.as = off; off += (size_t)LC * LA_LDA;
-    L.scr = off; off += (size_t)GLA_OFFDIAG * GLA_SCR;
     L.pj = off; off += CU_LA_CHUNK_MAXD;
+    L.ez = off; off += CU_LA_CHUNK_MAXD;
     L.lo = off; off += LC;
+    L.scr = L.vx = off;
+    const size_t scr = (size_t)GLA_OFFDIAG * GLA_SCR, vx = (size_t)LC * (dv + 4);
+    off += staged && vx > scr ? vx : scr;
+    L.kx = off; if (staged) off += (size_t)LC * (dk + 4);
     L.total = off;
     return L;
 }
 
-/* Loads Khat (k decayed to the chunk end, written by the local kernel), v and the log decay
- * of a full earlier chunk j. */
-__device__ static void gla_load_key_chunk(const gla_args &a, int j, int h, float *ks, float *vs, float *pj) {
+/* Khat (k decayed to the chunk end, written by the local kernel) and v of an earlier chunk j,
+ * by cp.async (the caller commits and waits) */
+__device__ static void gla_issue_key_chunk(const gla_args &a, int j, int h, float *ks, float *vs) {
     const int dk = a.dk;
     la_load_tile_async(ks, dk + 4, a.Kh, (size_t)a.H * dk, (size_t)h * dk, j * LC, a.N * LC, dk);
     la_load_tile_async(vs, a.dv + 4, a.v, (size_t)a.H * a.dv, (size_t)h * a.dv, j * LC, a.T, a.dv);
-    __pipeline_commit();
-    for (int c = threadIdx.x; c < dk; c += blockDim.x) pj[c] = a.P[((size_t)j * a.H + h) * dk + c];
-    __pipeline_wait_prior(0);
-    __syncthreads();
+}
+
+/* ej = exp(log decay of chunk j), per channel */
+__device__ static void gla_chunk_decay(const gla_args &a, int j, int h, float *ej) {
+    for (int c = threadIdx.x; c < a.dk; c += blockDim.x) ej[c] = expf(a.P[((size_t)j * a.H + h) * a.dk + c]);
 }
 
 __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args a) {
     LA_SMEM(float, sm);
     const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
-    const gla_out_layout Ly = gla_out_make(dk, dv);
+    const bool win = a.swla != CU_SWLA_OFF, staged = win && a.stage;
+    const gla_out_layout Ly = gla_out_make(dk, dv, staged);
     float *qs = sm + Ly.qs, *ks = sm + Ly.ks, *bs = sm + Ly.bs, *vs = sm + Ly.vs, *as = sm + Ly.as;
-    float *pj = sm + Ly.pj;
+    float *pj = sm + Ly.pj, *ez = sm + Ly.ez;
     int *lo = (int *)(sm + Ly.lo);
     const int n = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int t0 = n * LC, L = min(LC, a.T - t0);
-    const bool win = a.swla != CU_SWLA_OFF;
     const int fz = win ? la_chunk_fz(n, a.T, a.swla, a.W, a.S) : 0;
     const int pd = win ? la_chunk_pd(n, a.swla, a.W, a.S) : 0;
+    /* staged: the newest cut chunk's Khat comes with the four tiles and its v once the
+     * off-diagonal scratch is free, so the window's extra loads overlap this chunk's work */
+    const bool pre = staged && pd < fz;
+    float *kc = staged ? sm + Ly.kx : ks, *vc = staged ? sm + Ly.vx : vs;   /* cut chunks' Khat, v */
 
     /* the four tiles in one round trip (cp.async): one block per SM leaves no other block to
      * hide a load's latency behind */
@@ -223,6 +238,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     la_load_tile_async(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile_async(bs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile_async(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+    if (pre) la_load_tile_async(kc, LDK, a.Kh, (size_t)a.H * dk, (size_t)h * dk, (fz - 1) * LC, a.N * LC, dk);
     __pipeline_commit();
     for (int t = tid; t < LC; t += blockDim.x) lo[t] = (int)la_chunk_lo((long)t0 + t, a.swla, a.W, a.S);
     __pipeline_wait_prior(0);
@@ -261,6 +277,10 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         wmma::store_matrix_sync(as + bi * 16 * LA_LDA + bj * 16, acc, LA_LDA, wmma::mem_row_major);
     }
     __syncthreads();
+    if (pre) {                             /* the off-diagonal scratch is free: the cut chunk's v over it */
+        la_load_tile_async(vc, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, (fz - 1) * LC, a.T, dv);
+        __pipeline_commit();
+    }
     /* diagonal blocks pairwise (one warp per entry, the channels split over the lanes), and
      * for every other entry the causal zero or the window mask inside the chunk */
     for (int e = warp; e < 4 * 136; e += GLA_WARPS) {
@@ -331,13 +351,21 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     }
     if (pd < fz) {
         /* chunks cut by a window edge, newest first; Qhat = Qt exp(G_{end of n-1} - G_{end of j}) */
-        __syncthreads();                   /* every warp is done with Qt for the state term */
         const float *lz = a.Lz + ((size_t)n * a.H + h) * dk;
         if (fz < n)
-            for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= expf(lz[i % dk]);
+            for (int c = tid; c < dk; c += blockDim.x) ez[c] = expf(lz[c]);
+        __syncthreads();                   /* every warp is done with Qt for the state term; ez */
+        if (fz < n)
+            for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= ez[i % dk];
         for (int j = fz - 1; j >= pd; j--) {
-            __syncthreads();               /* ks, bs, vs, as free; Qhat complete */
-            gla_load_key_chunk(a, j, h, ks, vs, pj);
+            __syncthreads();               /* kc, vc, as, pj free; Qhat complete */
+            if (!(pre && j == fz - 1)) {   /* (the prefetched chunk's copies are in flight or in) */
+                gla_issue_key_chunk(a, j, h, kc, vc);
+                __pipeline_commit();
+            }
+            gla_chunk_decay(a, j, h, pj);
+            __pipeline_wait_prior(0);
+            __syncthreads();
             /* key columns before kfirst(rb) are masked for every row of row block rb (the visible
              * start never decreases with t): those tiles are neither computed nor read */
             #define KFIRST(rb) (min(LC, max(0, lo[(rb) * 16] - j * LC)) & ~15)
@@ -346,7 +374,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
                 if (cb * 16 < KFIRST(rb)) continue;
                 la_acc c;
                 wmma::fill_fragment(c, 0.0f);
-                la_mma<la_a_row, la_b_col>(c, qs + rb * 16 * LDK, LDK, 8, ks + cb * 16 * LDK, LDK, 8, dk);
+                la_mma<la_a_row, la_b_col>(c, qs + rb * 16 * LDK, LDK, 8, kc + cb * 16 * LDK, LDK, 8, dk);
                 wmma::store_matrix_sync(as + rb * 16 * LA_LDA + cb * 16, c, LA_LDA, wmma::mem_row_major);
             }
             __syncthreads();
@@ -355,14 +383,14 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
                 if (s >= KFIRST(t >> 4) && (long)j * LC + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
             }
             if (j > pd)                    /* carry Qhat back across chunk j for the next one */
-                for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= expf(pj[i % dk]);
+                for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= pj[i % dk];
             __syncthreads();
             #pragma unroll
             for (int u = 0; u < GLA_TPW; u++) {
                 const int tile = warp + GLA_WARPS * u;
                 if (tile < ntile) {
                     const int rb = tile / nbv, cb = tile % nbv, k0 = KFIRST(rb);
-                    la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA + k0, LA_LDA, 8, vs + (size_t)k0 * LDV + cb * 16,
+                    la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA + k0, LA_LDA, 8, vc + (size_t)k0 * LDV + cb * 16,
                                                LDV, (size_t)8 * LDV, LC - k0);
                 }
             }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # kcheck step (tests/gpu/device_run.sh): the chunked gla/gdn kernels against the verified
 # recurrences on random inputs (tolerances in tests/gpu/la_check.cu), the gdn kernels in their
-# staged and unstaged forms. Exit 0 pass, 1 fail.
+# staged and unstaged forms (gdn; gla's output kernel under SWLA). Exit 0 pass, 1 fail.
 set -u
 cd "$(dirname "$0")/../.."
 bin=$(bash tests/gpu/la_build.sh "${1:-build}") || { echo "la_check: build failed"; exit 1; }
 timeout 120 "$bin" check || exit 1
-# the gdn kernels' unstaged forms (what devices with less shared memory than Hopper run)
-echo "la_check with HS_CUDA_GDN_STAGE=0:"
-HS_CUDA_GDN_STAGE=0 timeout 120 "$bin" check
+# the unstaged forms (what devices with less shared memory than Hopper run)
+echo "la_check with HS_CUDA_LA_STAGE=0:"
+HS_CUDA_LA_STAGE=0 timeout 120 "$bin" check

@@ -11,10 +11,13 @@ set -u
 cd "$(dirname "$0")/../.."
 bin=$(bash tests/gpu/la_build.sh "${1:-build}") || { echo "la_bench: build failed"; exit 1; }
 for T in ${LA_BENCH_LENGTHS:-4096 16384 65536}; do timeout 120 "$bin" bench "$T" 8 128; done
-# the same gdn rows with the 4-warp state pass (the default before 2026-12-04 session 8), renamed gdn4w_*
-if [ "${LA_AB:-1}" = 1 ] && bin4=$(LA_VARIANT=gdn4w bash tests/gpu/la_build.sh "${1:-build}"); then
+# the SWLA rows in the forms for devices with less shared memory (HS_CUDA_LA_STAGE=0: gla's
+# output kernel without its cut-chunk prefetch, gdn's unstaged kernels), renamed *_unstaged_*
+# (session 8's gdn 4-warp A/B is decided: LA_VARIANT=gdn4w la_build.sh still builds it)
+if [ "${LA_AB:-1}" = 1 ]; then
     for T in ${LA_BENCH_LENGTHS:-4096 16384 65536}; do
-        timeout 120 "$bin4" bench "$T" 8 128 | grep "name=gdn_chunk" | sed 's/name=gdn_/name=gdn4w_/'
+        HS_CUDA_LA_STAGE=0 timeout 120 "$bin" bench "$T" 8 128 | grep -E "name=(gla|gdn)_chunk_(exact|overlap)|name=gdn_chunk_plain" |
+            sed -E 's/name=(gla|gdn)_chunk/name=\1_unstaged_chunk/'
     done
 fi
 [ "${LA_FLA:-0}" = 1 ] || exit 0

@@ -85,9 +85,10 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
                 for (int i = 0; i < dk; i++) x[i] = (float)(x[i] / sqrt(s2 + 1e-6));
             }
     std::vector<float *> bufs;
-    /* passes: cp.async copies landing at issue, at the wait; gdn also unstaged (gdn_args.stage = 0,
-     * the form for devices with less shared memory) */
-    for (int pass = 0; pass < (gdn ? 3 : 2); pass++) {
+    /* passes: cp.async copies landing at issue, at the wait; then unstaged (gdn_args.stage = 0,
+     * gla_args.stage = 0: the forms for devices with less shared memory; gla's differs only
+     * under SWLA) */
+    for (int pass = 0; pass < (gdn || swla ? 3 : 2); pass++) {
         emu::copy_at_issue = pass != 1;
         for (size_t i = 0; i < nv; i++) out[i] = NAN;
         const size_t st = (size_t)N * H * dk * dv;
@@ -96,6 +97,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             a.out = out; a.q = q; a.k = k; a.v = v; a.gk = gk;
             a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = N; a.swla = swla; a.W = W; a.S = S;
             a.scale = 1.0f / sqrtf((float)dk);
+            a.stage = swla && pass < 2;
             a.U = dev(st);
             a.Z = swla ? dev(st) : a.U;
             a.P = dev((size_t)N * H * dk);
@@ -108,7 +110,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
                             GLA_SCAN_THREADS, 0);
             }
             emu::launch(gla_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GLA_THREADS,
-                        gla_out_make(dk, dv).total * sizeof(float));
+                        gla_out_make(dk, dv, a.stage).total * sizeof(float));
             free(a.U); if (swla) { free(a.Z); free(a.Lz); free(a.Kh); } free(a.P);
         } else {      /* cu_gdn_chunk's host side */
             gdn_args a = {};
