@@ -123,6 +123,17 @@ __device__ __forceinline__ void la_mma_sumb(la_acc &c, const float *a, unsigned 
     for (int i = 0; i < c.num_elements; i++) c.x[i] += c1.x[i];
 }
 
+/* Pulls the 128-byte line holding p from memory into L2 (a hint: no data moves to the SM, no
+ * fault on a valid address; nothing under the CPU emulator). The sequential passes use it
+ * several chunks ahead, so that their cp.async or register loads one chunk ahead find L2. */
+__device__ __forceinline__ void la_prefetch_l2(const void *p) {
+#ifdef __CUDA_ARCH__
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#else
+    (void)p;
+#endif
+}
+
 /* dst[r * ldd + c] = src[(t0 + r) * ld + col0 + c] for r < LC, c < d (d a multiple of 4),
  * zero for rows t0 + r >= T. 16-byte loads and stores (every offset is a multiple of 4
  * floats and the buffers are 16-byte aligned), four loads in flight per thread before the

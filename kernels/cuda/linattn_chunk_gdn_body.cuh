@@ -230,6 +230,23 @@ __device__ static void gdn_state_prefetch(const gdn_args &a, const gdn_state_lay
     if (threadIdx.x == 0) __pipeline_memcpy_async(base + Ly.lb, a.Lb + (size_t)n * a.H + h, 4);
 }
 
+/* W and Khat were written by the local kernel long before (hundreds of MB at 64K: not in L2),
+ * so the copy one chunk ahead would wait on memory every step; their rows (and this block's U
+ * columns) of chunk n + GDN_PF are pulled into L2 first. */
+#define GDN_PF 4
+__device__ static void gdn_state_prefetch_l2(const gdn_args &a, int n, int h, int col0, bool phi) {
+    const int dk = a.dk, lines = (dk + 31) / 32, t0 = n * LC;    /* 32 floats a line */
+    const size_t ldw = (size_t)a.H * dk, ldu = (size_t)a.H * a.dv;
+    for (int i = threadIdx.x; i < LC * lines; i += blockDim.x) {
+        const int r = i / lines, c = (i % lines) * 32;
+        la_prefetch_l2(a.Wb + (size_t)(t0 + r) * ldw + (size_t)h * dk + c);
+        la_prefetch_l2(a.Kh + (size_t)(t0 + r) * ldw + (size_t)h * dk + c);
+    }
+    if (!phi)
+        for (int r = threadIdx.x; r < LC; r += blockDim.x)
+            la_prefetch_l2(a.Ub + (size_t)(t0 + r) * ldu + (size_t)h * a.dv + col0);
+}
+
 /* Everything chunk n+1 needs is copied (cp.async) into the second buffer while chunk n is
  * computed, so the sequential loop waits on memory only when a copy is slower than a step. */
 __global__ static void __launch_bounds__(GDN_ST_THREADS, 1) gdn_state_kernel(gdn_args a) {
@@ -262,6 +279,7 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS, 1) gdn_state_kernel(gdn
             gdn_state_prefetch(a, Ly, sm, b ^ 1, n + 1, h, col0, phi);
             __pipeline_commit();
         }
+        if (n + GDN_PF < n_end) gdn_state_prefetch_l2(a, n + GDN_PF, h, col0, phi);
         if (own) {                         /* S_n (or Phi_n) for the output kernel */
             const int ld = phi ? dk : a.dv;
             float *sn = phi ? a.Pf + ((size_t)n * a.H + h) * dk * dk + j0 : a.Sb + ((size_t)n * a.H + h) * dk * a.dv + col0;

@@ -95,6 +95,9 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
 #ifndef GLA_PF
 #define GLA_PF 8
 #endif
+/* and U pulled into L2 GLA_L2PF chunks ahead (one lane per 128-byte line), so that those
+ * loads find L2 rather than memory */
+#define GLA_L2PF 32
 
 /* Two adjacent elements of a state row per thread (one head and row: one P), so that every
  * thread of 8 heads of 128 x 128 is resident at once (256 blocks of 256, two a SM at 92
@@ -138,6 +141,7 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
                 ub[d] = u[(size_t)(n + GLA_PF) * s2];
                 pb[d] = a.P[(size_t)(n + GLA_PF) * pst + pi];
             }
+            if ((threadIdx.x & 15) == 0 && n + GLA_L2PF < last) la_prefetch_l2(u + (size_t)(n + GLA_L2PF) * s2);
             z[(size_t)n * s2] = zs;
             if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
             if (n == last) break;
