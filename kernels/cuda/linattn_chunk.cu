@@ -67,6 +67,16 @@ int cu_la_stage_allowed(void) {
     return v;
 }
 
+/* HS_CUDA_LA_PREFETCH=0 drops the sequential passes' L2 prefetch (for same-run A/B). */
+int cu_la_prefetch_allowed(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("HS_CUDA_LA_PREFETCH");
+        v = !(e && !strcmp(e, "0"));
+    }
+    return v;
+}
+
 int cu_la_chunk_fits(int dk, int dv) {
     if (!(dk >= 16 && dv >= 16 && dk % 16 == 0 && dv % 16 == 0 && dk <= CU_LA_CHUNK_MAXD && dv <= CU_LA_CHUNK_MAXD))
         return 0;
@@ -109,6 +119,7 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = (T + LC - 1) / LC;
     a.swla = swla; a.W = W; a.S = S;
     a.scale = 1.0f / sqrtf((float)dk);
+    a.l2pf = cu_la_prefetch_allowed();
     const size_t st_bytes = align256((size_t)a.N * H * dk * dv * 4);
     char *base = (char *)work;
     a.U = (float *)base;

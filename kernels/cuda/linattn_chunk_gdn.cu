@@ -43,6 +43,7 @@ static cudaError_t set_smem(const void *fn, size_t bytes, size_t *current) {
 
 size_t cu_la_smem_optin(void);   /* linattn_chunk.cu */
 int cu_la_stage_allowed(void);   /* linattn_chunk.cu */
+int cu_la_prefetch_allowed(void);
 
 /* The most dynamic shared memory a gdn chunk kernel needs (for cu_la_chunk_fits): the
  * unstaged forms; gdn_stage() picks the staged ones where they fit. */
@@ -83,6 +84,7 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     a.out = out; a.q = q; a.k = k; a.v = v; a.beta = beta; a.la = log_alpha;
     a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = (T + LC - 1) / LC;
     a.scale = 1.0f / sqrtf((float)dk);
+    a.l2pf = cu_la_prefetch_allowed();
     gdn_carve(a, work, swla, W, S);
     a.stage = gdn_stage(dk, dv);
 

@@ -45,6 +45,7 @@ struct gdn_args {
     /* 1 where the device's shared memory allows (Hopper: 227 KB a block): the output kernel
      * stages S_n in shared memory, the suffix pass double-buffers its tiles */
     int stage;
+    int l2pf;                    /* the state pass's L2 prefetch (HS_CUDA_LA_PREFETCH=0: off) */
 };
 
 /* Inclusive prefix sums (double) of LC values by warp 0, two per lane and a shuffle scan;
@@ -279,7 +280,7 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS, 1) gdn_state_kernel(gdn
             gdn_state_prefetch(a, Ly, sm, b ^ 1, n + 1, h, col0, phi);
             __pipeline_commit();
         }
-        if (n + GDN_PF < n_end) gdn_state_prefetch_l2(a, n + GDN_PF, h, col0, phi);
+        if (a.l2pf && n + GDN_PF < n_end) gdn_state_prefetch_l2(a, n + GDN_PF, h, col0, phi);
         if (own) {                         /* S_n (or Phi_n) for the output kernel */
             const int ld = phi ? dk : a.dv;
             float *sn = phi ? a.Pf + ((size_t)n * a.H + h) * dk * dk + j0 : a.Sb + ((size_t)n * a.H + h) * dk * a.dv + col0;

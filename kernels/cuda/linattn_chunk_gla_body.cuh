@@ -36,6 +36,7 @@ struct gla_args {
     /* 1 where the device's shared memory allows (Hopper: 227 KB a block): under SWLA the output
      * kernel prefetches the first cut chunk's Khat and v into tiles of their own */
     int stage;
+    int l2pf;                    /* the scan's L2 prefetch (HS_CUDA_LA_PREFETCH=0: off) */
 };
 
 /* ---- local: the chunk's decay and own state contribution ------------------------------ */
@@ -141,7 +142,7 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
                 ub[d] = u[(size_t)(n + GLA_PF) * s2];
                 pb[d] = a.P[(size_t)(n + GLA_PF) * pst + pi];
             }
-            if ((threadIdx.x & 15) == 0 && n + GLA_L2PF < last) la_prefetch_l2(u + (size_t)(n + GLA_L2PF) * s2);
+            if (a.l2pf && (threadIdx.x & 15) == 0 && n + GLA_L2PF < last) la_prefetch_l2(u + (size_t)(n + GLA_L2PF) * s2);
             z[(size_t)n * s2] = zs;
             if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
             if (n == last) break;

@@ -98,6 +98,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = N; a.swla = swla; a.W = W; a.S = S;
             a.scale = 1.0f / sqrtf((float)dk);
             a.stage = swla && pass < 2;
+            a.l2pf = 1;
             a.U = dev(st);
             a.Z = swla ? dev(st) : a.U;
             a.P = dev((size_t)N * H * dk);
@@ -118,6 +119,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = N;
             a.scale = 1.0f / sqrtf((float)dk);
             a.stage = pass < 2;
+            a.l2pf = 1;
             const size_t wb = gdn_work_bytes(T, H, dk, dv);
             float *work = dev(wb / 4);
             gdn_carve(a, work, swla, W, S);
