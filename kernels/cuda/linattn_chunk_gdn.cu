@@ -44,6 +44,7 @@ static cudaError_t set_smem(const void *fn, size_t bytes, size_t *current) {
 size_t cu_la_smem_optin(void);   /* linattn_chunk.cu */
 int cu_la_stage_allowed(void);   /* linattn_chunk.cu */
 int cu_la_prefetch_allowed(void);
+int cu_la_wave(const void *fn, int threads, size_t smem);
 
 /* The most dynamic shared memory a gdn chunk kernel needs (for cu_la_chunk_fits): the
  * unstaged forms; gdn_stage() picks the staged ones where they fit. */
@@ -112,6 +113,7 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
         gdn_out_exact_kernel<<<grid, GDN_THREADS, gdn_ox_make(dk, dv).total * sizeof(float), st>>>(a);
     } else {
+        a.wave = cu_la_wave((const void *)gdn_out_kernel, GDN_THREADS, gdn_out_smem(dk, dv, a.stage));
         gdn_out_kernel<<<grid, GDN_THREADS, gdn_out_smem(dk, dv, a.stage), st>>>(a);
     }
     return cudaGetLastError();

@@ -45,7 +45,8 @@ struct gdn_args {
     /* 1 where the device's shared memory allows (Hopper: 227 KB a block): the output kernel
      * stages S_n in shared memory, the suffix pass double-buffers its tiles */
     int stage;
-    int l2pf;                    /* the state pass's L2 prefetch (HS_CUDA_LA_PREFETCH=0: off) */
+    int l2pf;                    /* the L2 prefetches (HS_CUDA_LA_PREFETCH=0: off) */
+    int wave;                    /* output kernel blocks resident at once (0: no prefetch for the next) */
 };
 
 /* Inclusive prefix sums (double) of LC values by warp 0, two per lane and a shuffle scan;
@@ -365,6 +366,16 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
         }
     }
     __pipeline_commit();
+    {   /* the next wave's block: its tiles and state into L2 while this block works */
+        int pn, ph;
+        if (a.l2pf && la_next_wave(a.wave, a.N, a.H, &pn, &ph)) {
+            const size_t ldk = (size_t)a.H * dk;
+            la_prefetch_tile_l2(a.q, ldk, (size_t)ph * dk, pn * LC, a.T, dk);
+            la_prefetch_tile_l2(a.k, ldk, (size_t)ph * dk, pn * LC, a.T, dk);
+            la_prefetch_tile_l2(a.Vb, (size_t)a.H * dv, (size_t)ph * dv, pn * LC, a.N * LC, dv);
+            if (pn > 0) la_prefetch_span_l2(a.Sb + ((size_t)pn * a.H + ph) * dk * dv, (size_t)dk * dv);
+        }
+    }
     la_load_tile(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile(vs, LDV, a.Vb, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
