@@ -601,6 +601,7 @@ int main(int argc, char **argv) {
         {1, 2, 1, 64, 0, 0},     {63, 4, 2, 64, 0, 1},   {64, 2, 2, 128, 64, 0}, {65, 2, 1, 64, 300, 1},
         {129, 2, 1, 128, 0, 1},  {300, 4, 2, 64, 64, 1}, {300, 2, 1, 128, 100, 0}, {600, 2, 1, 64, 300, 0},
         {600, 1, 1, 64, 0, 0},   {1001, 1, 1, 128, 300, 1}, {520, 1, 1, 64, 0, 1},
+        {1100, 2, 1, 64, 0, 1},  /* 9 key tiles: every stage of the TMA-fed kernel refilled twice */
     };
     const char *only = getenv("FA2_EMU_ONLY");   /* "fa2", "wgmma" or "wgtma": one kernel */
     int fails = 0, n = 0;
