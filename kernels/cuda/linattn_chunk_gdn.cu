@@ -56,6 +56,17 @@ size_t cu_la_gdn_smem_max(int dk, int dv) {
     return m;
 }
 
+/* HS_CUDA_GDN_AB=1: the transition form of the state pass (gdn_state_ab_kernel) for plain and
+ * overlap SWLA, until it is timed against the default form. */
+static int gdn_ab(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("HS_CUDA_GDN_AB");
+        v = e && !strcmp(e, "1");
+    }
+    return v;
+}
+
 static int gdn_stage(int dk, int dv) {
     if (!cu_la_stage_allowed()) return 0;
     const size_t out = gdn_out_smem(dk, dv, 1), suffix = gdn_suffix_make(dk, dv, 1).total * sizeof(float);
@@ -89,7 +100,8 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     gdn_carve(a, work, swla, W, S);
     a.stage = gdn_stage(dk, dv);
 
-    static size_t local_set, state_set, out_set, suffix_set, ox_set;
+    const int ab = gdn_ab() && swla != CU_SWLA_EXACT && gdn_stab_smem(dk) <= cu_la_smem_optin();
+    static size_t local_set, state_set, out_set, suffix_set, ox_set, ab_set, stab_set, vn_set;
     const size_t ls = gdn_local_make(dk, dv, a.Keb != NULL).total;
     cudaError_t e = set_smem((const void *)gdn_local_kernel, ls, &local_set);
     if (e == cudaSuccess) e = set_smem((const void *)gdn_state_kernel, gdn_state_smem(dk), &state_set);
@@ -98,6 +110,9 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
         e = set_smem((const void *)gdn_suffix_kernel, gdn_suffix_make(dk, dv, a.stage).total * sizeof(float), &suffix_set);
     if (e == cudaSuccess && swla == CU_SWLA_EXACT)
         e = set_smem((const void *)gdn_out_exact_kernel, gdn_ox_make(dk, dv).total * sizeof(float), &ox_set);
+    if (e == cudaSuccess && ab) e = set_smem((const void *)gdn_ab_kernel, gdn_ab_smem(dk, dv), &ab_set);
+    if (e == cudaSuccess && ab) e = set_smem((const void *)gdn_state_ab_kernel, gdn_stab_smem(dk), &stab_set);
+    if (e == cudaSuccess && ab) e = set_smem((const void *)gdn_vn_kernel, gdn_vn_smem(dk, dv), &vn_set);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)a.N, (unsigned)H);
     gdn_local_kernel<<<grid, GDN_THREADS, ls, st>>>(a);
@@ -105,7 +120,15 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     const unsigned zb = a.sc > 0 ? (unsigned)((a.N + a.sc - 1) / a.sc) : 1u;
     /* exact SWLA: the prefix pass also carries the dk columns of the block-prefix transition */
     const unsigned cbs = (unsigned)((dv + (swla == CU_SWLA_EXACT ? dk : 0)) / GDN_BV);
-    gdn_state_kernel<<<dim3(cbs, (unsigned)H, zb), GDN_ST_THREADS, gdn_state_smem(dk), st>>>(a);
+    if (ab) {
+        gdn_ab_kernel<<<dim3((unsigned)a.N, (unsigned)H, 2), GDN_AB_THREADS, gdn_ab_smem(dk, dv), st>>>(a);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+        gdn_state_ab_kernel<<<dim3(cbs, (unsigned)H, zb), GDN_ST_THREADS, gdn_stab_smem(dk), st>>>(a);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+        gdn_vn_kernel<<<grid, GDN_AB_THREADS, gdn_vn_smem(dk, dv), st>>>(a);
+    } else {
+        gdn_state_kernel<<<dim3(cbs, (unsigned)H, zb), GDN_ST_THREADS, gdn_state_smem(dk), st>>>(a);
+    }
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     if (swla == CU_SWLA_EXACT) {
         gdn_suffix_kernel<<<dim3((unsigned)(dk / 16), (unsigned)H, zb), GDN_SUF_THREADS,

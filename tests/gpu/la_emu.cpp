@@ -109,8 +109,12 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
     /* passes: cp.async copies landing at issue, at the wait; then unstaged (gdn_args.stage = 0,
      * gla_args.stage = 0: the forms for devices with less shared memory; gla's differs only
      * under SWLA) */
-    for (int pass = 0; pass < (gdn || swla ? 3 : 2); pass++) {
-        emu::copy_at_issue = pass != 1;
+    /* gdn without exact SWLA also in the transition form (gdn_state_ab_kernel; HS_CUDA_GDN_AB=1),
+     * copies landing at the wait (pass 3) and at issue (pass 4) */
+    const int passes = gdn && swla != CU_SWLA_EXACT ? 5 : gdn || swla ? 3 : 2;
+    for (int pass = 0; pass < passes; pass++) {
+        emu::copy_at_issue = pass != 1 && pass != 3;
+        const bool ab = pass >= 3;
         for (size_t i = 0; i < nv; i++) out[i] = NAN;
         const size_t st = (size_t)N * H * dk * dv;
         if (!gdn) {   /* cu_gla_chunk's host side */
@@ -149,7 +153,13 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             emu::launch(gdn_local_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_local_make(dk, dv, a.Keb != NULL).total);
             const unsigned zb = a.sc > 0 ? (unsigned)((N + a.sc - 1) / a.sc) : 1u;
             const unsigned cbs = (unsigned)((dv + (swla == CU_SWLA_EXACT ? dk : 0)) / GDN_BV);
-            emu::launch(gdn_state_kernel, a, emu_dim3{cbs, (unsigned)H, zb}, GDN_ST_THREADS, gdn_state_smem(dk));
+            if (ab) {
+                emu::launch(gdn_ab_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 2}, GDN_AB_THREADS, gdn_ab_smem(dk, dv));
+                emu::launch(gdn_state_ab_kernel, a, emu_dim3{cbs, (unsigned)H, zb}, GDN_ST_THREADS, gdn_stab_smem(dk));
+                emu::launch(gdn_vn_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_AB_THREADS, gdn_vn_smem(dk, dv));
+            } else {
+                emu::launch(gdn_state_kernel, a, emu_dim3{cbs, (unsigned)H, zb}, GDN_ST_THREADS, gdn_state_smem(dk));
+            }
             if (swla == CU_SWLA_EXACT) {
                 emu::launch(gdn_suffix_kernel, a, emu_dim3{(unsigned)(dk / 16), (unsigned)H, zb}, GDN_SUF_THREADS,
                             gdn_suffix_make(dk, dv, a.stage).total * sizeof(float));
@@ -174,7 +184,8 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
         const bool ok = rr <= 3e-3 && rm <= 3e-2;
         printf("la_emu %s %s T=%d H=%d dk=%d dv=%d g=%g swla=%d W=%d S=%d cp.async=%s%s rel_rms=%.2e rel_max=%.2e %s\n",
                gdn ? "gdn" : "gla", swla ? (swla == 1 ? "exact" : "overlap") : "plain", T, H, dk, dv, g, swla, W, S,
-               pass == 1 ? "at-wait" : "at-issue", pass == 2 ? " unstaged" : "", rr, rm, ok ? "ok" : "FAIL");
+               pass == 1 || pass == 3 ? "at-wait" : "at-issue", pass == 2 ? " unstaged" : ab ? " transition-form" : "", rr, rm,
+               ok ? "ok" : "FAIL");
         if (!ok) {
             size_t t = worst / ((size_t)H * dv), r = worst % ((size_t)H * dv);
             printf("    worst at t=%zu head=%zu col=%zu: ref %.6g kernel %.6g\n", t, r / dv, r % dv, ref[worst], out[worst]);
