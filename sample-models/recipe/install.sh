@@ -2,6 +2,9 @@
 # Installs what device_train.sh brought back: checkpoints into sample-models/, training logs into
 # sample-models/recipe/logs/, families.json for the models present, and the parity fixtures.
 #   bash sample-models/recipe/install.sh DEVICE_FILES_DIR [PYTHON_WITH_TORCH]
+# Env: ONLY="NAME..." installs only those models; CALL=N appends each log to logs/NAME.log under
+# a "# device call N (date): settings" header (the settings from its config.json) instead of
+# replacing it.
 set -eu
 src=$1; py=${2:-python3}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,6 +17,7 @@ present=""
 for d in "$tmp"/*/; do
   n=$(basename "$d")
   [ -f "$d/model.safetensors" ] || continue
+  [ -n "${ONLY:-}" ] && case " $ONLY " in *" $n "*) ;; *) continue ;; esac
   rm -rf "$root/sample-models/$n"
   cp -r "$d" "$root/sample-models/$n"
   present="$present $n"
@@ -22,7 +26,28 @@ done
 present=""
 for d in "$root"/sample-models/*/; do [ -f "$d/model.safetensors" ] && present="$present $(basename "$d")"; done
 mkdir -p "$here/logs"
-cp "$tmp"/*.log "$tmp"/*.eval.json "$here/logs/" 2>/dev/null || true
+for f in "$tmp"/*.log; do
+  [ -f "$f" ] || continue
+  n=$(basename "$f" .log)
+  [ -d "$tmp/$n" ] || continue                       # dmon.log and the like
+  [ -n "${ONLY:-}" ] && case " $ONLY " in *" $n "*) ;; *) continue ;; esac
+  if [ -n "${CALL:-}" ]; then
+    "$py" - "$tmp/$n/config.json" "$CALL" >> "$here/logs/$n.log" <<'PY'
+import json, sys, time
+t = json.load(open(sys.argv[1]))["training"]
+d = t.get("data", {})
+parts = [t["init"]] if t.get("init") else []
+parts += [f"pace {t.get('pace')}", f"lr {t['lr']} {t['schedule']}", f"warmup {t['warmup']}",
+          f"p-needle {d.get('p_needle')}", f"p-copy {d.get('p_copy')}", f"p-kv {d.get('p_kv')}",
+          f"{t['steps']} steps in {t['wall_seconds']} s"]
+print(f"# device call {sys.argv[2]} ({time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, installed): " + ", ".join(parts))
+PY
+    cat "$f" >> "$here/logs/$n.log"
+  else
+    cp "$f" "$here/logs/"
+  fi
+  [ -f "$tmp/$n.eval.json" ] && cp "$tmp/$n.eval.json" "$here/logs/"
+done
 "$py" - "$root/sample-models/families.json" $present <<'PY'
 import json, os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(sys.argv[1]), "recipe"))
@@ -32,6 +57,7 @@ with open(sys.argv[1] + ".tmp", "w") as f:
     f.write("\n")
 os.replace(sys.argv[1] + ".tmp", sys.argv[1])
 PY
+only=$(echo ${ONLY:-} | tr ' ' ',')
 "$py" "$here/fixtures.py" --models "$root/sample-models" --assets "$root/assets" \
-  --out "$root/tests/fixtures" --tiny "$root/tests/fixtures/tiny-mix"
+  --out "$root/tests/fixtures" --tiny "$root/tests/fixtures/tiny-mix" ${only:+--only "$only"}
 du -sh "$root/sample-models" "$root/tests/fixtures"

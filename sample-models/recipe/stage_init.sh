@@ -1,9 +1,11 @@
 #!/bin/bash
 # Stages a training call on the device (whose tree must stay under 64 MiB): moves the weights
 # of the models that meet the bar out of the tree and puts the weights to continue from into
-# sample-models/NAME/ (for `device_train.sh ... --init-from sample-models`); `restore` undoes
-# both. Never commit between the two (git status shows the moved files as D / M).
-#   bash sample-models/recipe/stage_init.sh stage FROM_DIR NAME...   (FROM_DIR/NAME/model.safetensors)
+# sample-models/NAME/ (for `device_train.sh ... --init-from sample-models`), with their
+# config.json when FROM_DIR has one (its "training" block lists the phases so far, which the
+# next call extends); `restore` undoes both. Never commit between the two (git status shows the
+# moved files as D / M).
+#   bash sample-models/recipe/stage_init.sh stage FROM_DIR NAME...   (FROM_DIR/NAME/model.safetensors [config.json])
 #   bash sample-models/recipe/stage_init.sh keep NAME...   (every other model's weights aside)
 #   bash sample-models/recipe/stage_init.sh aside          (every model's weights aside)
 #   bash sample-models/recipe/stage_init.sh restore
@@ -32,14 +34,17 @@ stage|aside|keep)
         case " $* " in *" $n "*) continue ;; esac
         mkdir -p "$stash/keep/$n" && mv "$d/model.safetensors" "$stash/keep/$n/"
     done
-    [ -n "$from" ] && for n in "$@"; do cp "$from/$n/model.safetensors" "$root/sample-models/$n/model.safetensors"; done
+    [ -n "$from" ] && for n in "$@"; do
+        cp "$from/$n/model.safetensors" "$root/sample-models/$n/model.safetensors"
+        [ -f "$from/$n/config.json" ] && cp "$from/$n/config.json" "$root/sample-models/$n/config.json"
+    done
     echo "in the tree: ${*:-nothing}; kept aside: $(ls "$stash/keep" | tr '\n' ' ')"
     du -sh --exclude=.git --exclude=build --exclude=.torchenv --exclude=.train-state "$root" ;;
 restore)
     [ -d "$stash/keep" ] || { echo "stage_init: nothing staged ($stash)" >&2; exit 1; }
     for d in "$stash"/keep/*/; do mv "$d/model.safetensors" "$root/sample-models/$(basename "$d")/"; done
-    # the staged weights go back to the committed ones
-    (cd "$root" && git checkout -- sample-models/*/model.safetensors)
+    # the staged weights and configs go back to the committed ones
+    (cd "$root" && git checkout -- sample-models/*/model.safetensors sample-models/*/config.json)
     rm -rf "$stash"
     (cd "$root" && git status --short sample-models) ;;
 *) echo "usage: stage_init.sh stage FROM_DIR NAME... | keep NAME... | aside | restore" >&2; exit 2 ;;

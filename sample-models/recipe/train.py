@@ -63,9 +63,12 @@ def niah_eval(model, assets, L0, dev, per_task=30, tasks=(data.SK1, data.SK2, da
 
 
 def phases_through(tb):
-    """The phases of a "training" block: its earlier ones and itself, for the next phase."""
-    return tb.get("earlier_phases", []) + [
-        {k: tb[k] for k in ("steps", "lr", "warmup", "schedule", "wall_seconds")}]
+    """The phases of a "training" block: its earlier ones and itself, for the next phase (with
+    the settings that differ between calls: mixture, pace, how it started, the device call)."""
+    ph = {k: tb[k] for k in ("steps", "steps_planned", "lr", "warmup", "schedule", "wall_seconds", "pace",
+                             "init", "device_call") if k in tb}
+    ph.update({k: tb["data"][k] for k in ("p_needle", "p_copy", "p_kv") if k in tb.get("data", {})})
+    return tb.get("earlier_phases", []) + [ph]
 
 
 def main():
@@ -161,6 +164,7 @@ def main():
                             fused=dev.type == "cuda", capturable=use_graph)
     phases = []          # earlier training phases when resuming
     step0 = 0
+    init_how = "from scratch"
     src = os.path.join(a.init_from, a.name) if a.init_from else ""
     if src and os.path.exists(os.path.join(src, "model.safetensors")):
         with open(os.path.join(src, "config.json")) as f:
@@ -171,6 +175,7 @@ def main():
             raise SystemExit(f"{src}: tensors missing {missing} / unexpected {unexpected}")
         step0 = prev.get("total_steps", prev["steps"])
         phases = phases_through(prev)
+        init_how = "--init-from the previous phase's weights (fresh AdamW)"
     if a.resume_dir:
         ck = torch.load(os.path.join(a.resume_dir, a.name + ".ckpt.pt"), map_location=dev,
                         weights_only=False)
@@ -179,6 +184,7 @@ def main():
             opt.load_state_dict(ck["optimizer"])
         step0 = ck["step"]
         phases = phases_through(ck["training"])
+        init_how = "--resume-dir: the previous phase's weights and AdamW state"
     assets = data.Assets(a.assets)
     # a resumed phase draws fresh rows from the same mixture (seed offset by the steps done)
     mixture = data.Mixture(assets, cfg["train_context"], a.data_seed + 7919 * step0,
@@ -233,7 +239,8 @@ def main():
             "weight_decay": a.weight_decay, "grad_clip": 1.0,
             "precision": "bf16 autocast for projections and SDPA; fp32 norms, gla/gdn recurrences, loss",
             "data": mixture.settings(), "train_context": cfg["train_context"],
-            "params": n_params, "wall_seconds": round(wall, 1),
+            "params": n_params, "wall_seconds": round(wall, 1), "init": init_how,
+            **({"device_call": int(os.environ["HS_DEVICE_CALL"])} if os.environ.get("HS_DEVICE_CALL") else {}),
             "device": torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu",
             "torch": torch.__version__,
         }
