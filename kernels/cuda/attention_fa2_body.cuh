@@ -34,6 +34,8 @@
 #ifndef HS_ATTENTION_FA2_BODY_CUH
 #define HS_ATTENTION_FA2_BODY_CUH
 
+#include "attention_span.cuh"
+
 #define FA2_BM 128                 /* query rows per block */
 #define FA2_BN 64                  /* keys per tile */
 #define FA2_WARPS 4
@@ -67,8 +69,7 @@ FA2_FN void fa2_load_kv(uint16_t *sk, uint16_t *sv, const uint16_t *kh, const ui
     }
 }
 
-/* One block: query tile blockIdx.x counted from the end (the longest causal rows start
- * first, which shortens the tail), head blockIdx.y. qscale = log2(e)/sqrt(D). */
+/* One block (its span: attention_span.cuh). qscale = log2(e)/sqrt(D). */
 template <int D>
 FA2_FN void fa2_attention_body(float *out, const float *q, const uint16_t *kb, const uint16_t *vb,
                                const float *row_scale, int T, int H, int Hkv, int window, float qscale,
@@ -80,12 +81,8 @@ FA2_FN void fa2_attention_body(float *out, const float *q, const uint16_t *kb, c
     uint16_t *sV = sK + 2 * G::KV_ELEMS;
     const int tid = fa2_tid(), warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, tig = lane & 3;         /* mma group and thread in group */
-    const int n_qt = (T + FA2_BM - 1) / FA2_BM;
-    const int q0 = (n_qt - 1 - fa2_bid_x()) * FA2_BM;
-    const int h = fa2_bid_y(), kvh = h / (H / Hkv);
-    const int q_last = (T < q0 + FA2_BM ? T : q0 + FA2_BM) - 1;
-    const int j_first = window > 0 && q0 - window + 1 > 0 ? (q0 - window + 1) / FA2_BN : 0;
-    const int j_end = q_last / FA2_BN + 1;
+    const fa2_span sp = fa2_span_make(T, H, Hkv, window, FA2_BM, FA2_BN);
+    const int q0 = sp.q0, h = sp.h, kvh = sp.kvh, q_last = sp.q_last, j_first = sp.j_first, j_end = sp.j_end;
     const uint16_t *kh = kb + (size_t)kvh * T * D, *vh = vb + (size_t)kvh * T * D;
 
     fa2_load_kv<D>(sK, sV, kh, vh, j_first, T);

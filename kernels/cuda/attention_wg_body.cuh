@@ -23,6 +23,8 @@
 #ifndef HS_ATTENTION_WG_BODY_CUH
 #define HS_ATTENTION_WG_BODY_CUH
 
+#include "attention_span.cuh"
+
 #define WG_BM 128
 #define WG_BN 128
 #define WG_THREADS 256
@@ -205,12 +207,8 @@ FA2_FN void wg_attention_body(float *out, const float *q, const uint16_t *kb, co
     unsigned char *sQ = smem, *sK = sQ + G::Q_BYTES, *sV = sK + 2 * G::K_BYTES;
     const int tid = fa2_tid(), wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31;
     const int g = lane >> 2, tig = lane & 3;
-    const int n_qt = (T + WG_BM - 1) / WG_BM;
-    const int q0 = (n_qt - 1 - fa2_bid_x()) * WG_BM;
-    const int h = fa2_bid_y(), kvh = h / (H / Hkv);
-    const int q_last = (T < q0 + WG_BM ? T : q0 + WG_BM) - 1;
-    const int j_first = window > 0 && q0 - window + 1 > 0 ? (q0 - window + 1) / WG_BN : 0;
-    const int j_end = q_last / WG_BN + 1;
+    const fa2_span sp = fa2_span_make(T, H, Hkv, window, WG_BM, WG_BN);
+    const int q0 = sp.q0, h = sp.h, kvh = sp.kvh, q_last = sp.q_last, j_first = sp.j_first, j_end = sp.j_end;
     const uint16_t *kh = kb + (size_t)kvh * T * D, *vth = vtb + (size_t)kvh * D * Tp;
 
     wg_load_kv<D>(sK, sV, kh, vth, j_first, T, Tp);

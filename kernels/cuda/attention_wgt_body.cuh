@@ -81,6 +81,18 @@ template <int D> FA2_FN void wgt_convert_v_body(uint16_t *vt, const float *v, in
     for (int u = 0; u < 4; u++) dst[u] = fa2_pack_bf16x2(x[2 * u], x[2 * u + 1]);
 }
 
+/* Key tile i of the block (tile images kimg, vimg from its first tile) into stage s: one
+ * arrival announcing the bytes, two bulk copies completing on the stage's full barrier. */
+template <int D>
+FA2_FN void wgt_issue_tile(unsigned char *sT, uint64_t *full, const unsigned char *kimg, const unsigned char *vimg,
+                           int i, int s) {
+    typedef wgt_geom<D> G;
+    unsigned char *sk = sT + s * G::TILE_BYTES;
+    wg_mbar_arrive_tx(&full[s], G::TILE_BYTES);
+    wg_bulk_load(sk, kimg + (size_t)i * G::K_BYTES, G::K_BYTES, &full[s]);
+    wg_bulk_load(sk + G::K_BYTES, vimg + (size_t)i * G::V_BYTES, G::V_BYTES, &full[s]);
+}
+
 template <int D>
 FA2_FN void wgt_attention_body(float *out, const float *q, const uint16_t *kt, const uint16_t *vt,
                                const float *row_scale, int T, int H, int Hkv, int window, float qscale,
@@ -91,15 +103,12 @@ FA2_FN void wgt_attention_body(float *out, const float *q, const uint16_t *kt, c
     uint64_t *full = (uint64_t *)(sT + WGT_STAGES * G::TILE_BYTES), *empty = full + WGT_STAGES;
     const int tid = fa2_tid(), wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31;
     const int g = lane >> 2, tig = lane & 3;
-    const int n_qt = (T + WG_BM - 1) / WG_BM;
-    const int q0 = (n_qt - 1 - fa2_bid_x()) * WG_BM;
-    const int h = fa2_bid_y(), kvh = h / (H / Hkv);
-    const int q_last = (T < q0 + WG_BM ? T : q0 + WG_BM) - 1;
-    const int j_first = window > 0 && q0 - window + 1 > 0 ? (q0 - window + 1) / WG_BN : 0;
-    const int n = q_last / WG_BN + 1 - j_first;      /* key tiles of this block */
+    const fa2_span sp = fa2_span_make(T, H, Hkv, window, WG_BM, WG_BN);
+    const int q0 = sp.q0, h = sp.h, q_last = sp.q_last, j_first = sp.j_first;
+    const int n = sp.j_end - j_first;                /* key tiles of this block */
     const int NT = WGT_NTILES(T);
-    const unsigned char *kimg = (const unsigned char *)kt + ((size_t)kvh * NT + j_first) * G::K_BYTES;
-    const unsigned char *vimg = (const unsigned char *)vt + ((size_t)kvh * NT + j_first) * G::V_BYTES;
+    const unsigned char *kimg = (const unsigned char *)kt + ((size_t)sp.kvh * NT + j_first) * G::K_BYTES;
+    const unsigned char *vimg = (const unsigned char *)vt + ((size_t)sp.kvh * NT + j_first) * G::V_BYTES;
     const bool producer = tid == WG_THREADS / 2;
 
     if (tid == 0) {
@@ -113,12 +122,7 @@ FA2_FN void wgt_attention_body(float *out, const float *q, const uint16_t *kt, c
     wg_proxy_fence();                                /* Q, visible to the tensor cores */
     fa2_sync();                                      /* Q and the barriers, for everyone */
     if (producer)
-        for (int i = 0; i < n && i < WGT_STAGES; i++) {
-            unsigned char *sk = sT + i * G::TILE_BYTES;
-            wg_mbar_arrive_tx(&full[i], G::TILE_BYTES);
-            wg_bulk_load(sk, kimg + (size_t)i * G::K_BYTES, G::K_BYTES, &full[i]);
-            wg_bulk_load(sk + G::K_BYTES, vimg + (size_t)i * G::V_BYTES, G::V_BYTES, &full[i]);
-        }
+        for (int i = 0; i < n && i < WGT_STAGES; i++) wgt_issue_tile<D>(sT, full, kimg, vimg, i, i);
     fa2_syncwarp();                                  /* the producer's warp whole again before aligned barriers */
 
     float o[D / 2], s[64], m[2], l[2], corr[2];
@@ -175,10 +179,7 @@ FA2_FN void wgt_attention_body(float *out, const float *q, const uint16_t *kt, c
         wg_pack_p(a, s);
         if (producer && i + 2 < n) {                 /* tile i+2 into tile i-1's stage */
             wg_mbar_wait(&empty[sp], ((i - 1) / WGT_STAGES) & 1);
-            unsigned char *sk = sT + sp * G::TILE_BYTES;
-            wg_mbar_arrive_tx(&full[sp], G::TILE_BYTES);
-            wg_bulk_load(sk, kimg + (size_t)(i + 2) * G::K_BYTES, G::K_BYTES, &full[sp]);
-            wg_bulk_load(sk + G::K_BYTES, vimg + (size_t)(i + 2) * G::V_BYTES, G::V_BYTES, &full[sp]);
+            wgt_issue_tile<D>(sT, full, kimg, vimg, i + 2, sp);
         }
         fa2_syncwarp();
     }
