@@ -124,12 +124,18 @@ static cudaError_t wg_launch(float *out, const float *q, const float *k, const f
     return cudaGetLastError();
 }
 
+/* The arguments both wgmma entry points take: heads, scratch size and 16-byte alignment. */
+static bool wg_args_ok(const float *out, const float *q, const float *k, const float *v, int T, int H, int Hkv,
+                       const void *scratch, size_t scratch_bytes, size_t need) {
+    return Hkv >= 1 && H % Hkv == 0 && T >= 0 && scratch && scratch_bytes >= need && !((uintptr_t)scratch & 15) &&
+           !((uintptr_t)q & 15) && !((uintptr_t)k & 15) && !((uintptr_t)v & 15) && !((uintptr_t)out & 7);
+}
+
 cudaError_t cu_attention_wg(float *out, const float *q, const float *k, const float *v, const float *row_scale,
                             int T, int H, int Hkv, int dk, int dv, int window, void *scratch, size_t scratch_bytes,
                             cudaStream_t st) {
-    if (!cu_attention_wg_fits(dk, dv) || Hkv < 1 || H % Hkv || T < 0) return cudaErrorInvalidValue;
-    if (!scratch || scratch_bytes < cu_attention_wg_scratch_bytes(T, Hkv, dk, dv) || ((uintptr_t)scratch & 15) ||
-        ((uintptr_t)q & 15) || ((uintptr_t)k & 15) || ((uintptr_t)v & 15) || ((uintptr_t)out & 7))
+    if (!cu_attention_wg_fits(dk, dv) ||
+        !wg_args_ok(out, q, k, v, T, H, Hkv, scratch, scratch_bytes, cu_attention_wg_scratch_bytes(T, Hkv, dk, dv)))
         return cudaErrorInvalidValue;
     if (T == 0) return cudaSuccess;
     uint16_t *kb = (uint16_t *)scratch, *vtb = kb + (size_t)T * Hkv * dk;
@@ -159,9 +165,8 @@ static cudaError_t wgt_launch(float *out, const float *q, const float *k, const 
 cudaError_t cu_attention_wgt(float *out, const float *q, const float *k, const float *v, const float *row_scale,
                              int T, int H, int Hkv, int dk, int dv, int window, void *scratch, size_t scratch_bytes,
                              cudaStream_t st) {
-    if (!cu_attention_wgt_fits(dk, dv) || Hkv < 1 || H % Hkv || T < 0) return cudaErrorInvalidValue;
-    if (!scratch || scratch_bytes < cu_attention_wgt_scratch_bytes(T, Hkv, dk, dv) || ((uintptr_t)scratch & 15) ||
-        ((uintptr_t)q & 15) || ((uintptr_t)k & 15) || ((uintptr_t)v & 15) || ((uintptr_t)out & 7))
+    if (!cu_attention_wgt_fits(dk, dv) ||
+        !wg_args_ok(out, q, k, v, T, H, Hkv, scratch, scratch_bytes, cu_attention_wgt_scratch_bytes(T, Hkv, dk, dv)))
         return cudaErrorInvalidValue;
     if (T == 0) return cudaSuccess;
     uint16_t *kt = (uint16_t *)scratch, *vt = kt + (size_t)WGT_NTILES(T) * WG_BN * dk * Hkv;

@@ -35,12 +35,14 @@ static size_t cu_la_chunk_smem_max(int dk, int dv) {
     return g > m ? g : m;
 }
 
+/* 1 when the environment variable `name` is set to `value` (the switches below read it once). */
+int cu_la_env_is(const char *name, const char *value) {
+    const char *e = getenv(name);
+    return e && !strcmp(e, value);
+}
+
 int cu_la_chunk_enabled(void) {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("HS_CUDA_LINATTN");
-        v = !(e && !strcmp(e, "recurrent"));
-    }
+    static const int v = !cu_la_env_is("HS_CUDA_LINATTN", "recurrent");
     return v;
 }
 
@@ -59,21 +61,13 @@ size_t cu_la_smem_optin(void) {
 /* HS_CUDA_LA_STAGE=0 takes the forms for devices with less shared memory anyway (to check
  * them on a Hopper GPU). */
 int cu_la_stage_allowed(void) {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("HS_CUDA_LA_STAGE");
-        v = !(e && !strcmp(e, "0"));
-    }
+    static const int v = !cu_la_env_is("HS_CUDA_LA_STAGE", "0");
     return v;
 }
 
 /* HS_CUDA_LA_PREFETCH=0 drops the sequential passes' L2 prefetch (for same-run A/B). */
 int cu_la_prefetch_allowed(void) {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("HS_CUDA_LA_PREFETCH");
-        v = !(e && !strcmp(e, "0"));
-    }
+    static const int v = !cu_la_env_is("HS_CUDA_LA_PREFETCH", "0");
     return v;
 }
 

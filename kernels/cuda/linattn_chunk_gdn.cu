@@ -43,6 +43,7 @@ static cudaError_t set_smem(const void *fn, size_t bytes, size_t *current) {
 
 size_t cu_la_smem_optin(void);   /* linattn_chunk.cu */
 int cu_la_stage_allowed(void);   /* linattn_chunk.cu */
+int cu_la_env_is(const char *name, const char *value);
 int cu_la_prefetch_allowed(void);
 int cu_la_wave(const void *fn, int threads, size_t smem);
 
@@ -59,11 +60,7 @@ size_t cu_la_gdn_smem_max(int dk, int dv) {
 /* HS_CUDA_GDN_AB=1: the transition form of the state pass (gdn_state_ab_kernel) for plain and
  * overlap SWLA, until it is timed against the default form. */
 static int gdn_ab(void) {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("HS_CUDA_GDN_AB");
-        v = e && !strcmp(e, "1");
-    }
+    static const int v = cu_la_env_is("HS_CUDA_GDN_AB", "1");
     return v;
 }
 
