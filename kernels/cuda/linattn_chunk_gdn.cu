@@ -25,7 +25,7 @@
  * and transitions (from the same Khat and b_last), and gdn_out_exact_kernel: every chunk's
  * window is a block suffix, a block prefix and one cut chunk (van Herk / Gil-Werman with dense
  * transitions, nothing subtracted). */
-#include "linattn_chunk_gdn_body.cuh"
+#include "linattn_chunk_gdn_ab_body.cuh"   /* and linattn_chunk_gdn_body.cuh */
 
 #include <stdlib.h>
 #include <string.h>

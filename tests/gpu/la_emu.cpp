@@ -42,7 +42,7 @@ static void prefetch_check(const void *p) {
 #define LA_EMU_PREFETCH_CHECK(p) prefetch_check(p)
 
 #include "linattn_chunk_gla_body.cuh"
-#include "linattn_chunk_gdn_body.cuh"
+#include "linattn_chunk_gdn_ab_body.cuh"   /* and linattn_chunk_gdn_body.cuh */
 
 /* ---- harness ------------------------------------------------------------------------------- */
 
