@@ -123,13 +123,13 @@ attention_kernel(float *out, const float *q, const float *k, const float *v, con
     }
 }
 
-/* The default kernel: wgmma where its sm_90a code runs and the head dim is 64 or 128, else FA2
- * (mma.sync), else the fp32 kernel (cu_attention below). Both passed the GPU kernel check
- * (tests/gpu/attn_fa2.cu) and whole-model parity on an H200 (2026-12-02); at 64K causal, 8 heads
- * x 128, they ran at 472 (wgmma) and 361 (FA2) TFLOP/s against 6.4 for the fp32 kernel
- * (docs/bench-notes.md). HS_CUDA_ATTENTION=fa2|wgmma|wgtma|tc|simt picks one (wgtma: the
- * TMA-fed wgmma kernel, written in session 9 and not yet timed on a GPU). */
-#define CU_ATT_DEFAULT CU_ATT_WG
+/* The default kernel: the TMA-fed wgmma kernel (wgtma) where its sm_90a code runs, the head dim
+ * is 64 or 128 and a block may have its 225 KB, else wgmma, else FA2 (mma.sync), else the fp32
+ * kernel (cu_attention below). All passed the GPU kernel check (tests/gpu/attn_fa2.cu) and
+ * whole-model parity on an H200; at 64K causal, 8 heads x 128, one run (2026-12-04, session 10)
+ * timed wgtma at 599 TFLOP/s, wgmma 458, SDPA 656 (docs/bench-notes.md).
+ * HS_CUDA_ATTENTION=wgtma|wgmma|fa2|tc|simt picks one. */
+#define CU_ATT_DEFAULT CU_ATT_WGT
 
 int cu_attention_choice(void) {
     static int choice = -1;

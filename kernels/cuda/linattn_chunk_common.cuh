@@ -54,6 +54,32 @@ __device__ __forceinline__ void la_mma(la_acc &c, const float *a, unsigned lda, 
     }
 }
 
+/* la_mma with even and odd k-slices in separate accumulators (summed at the end): for the
+ * sequential passes, where a warp's chain of dependent tile products is the step's latency. */
+template <typename FA, typename FB>
+__device__ __forceinline__ void la_mma_ilp(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b,
+                                           unsigned ldb, size_t b_step, int K) {
+    FA fa;
+    FB fb;
+    la_acc c1;
+    nvcuda::wmma::fill_fragment(c1, 0.0f);
+    #pragma unroll 4
+    for (int kk = 0; kk < K; kk += 8) {
+        nvcuda::wmma::load_matrix_sync(fa, a, lda);
+        nvcuda::wmma::load_matrix_sync(fb, b, ldb);
+        la_round_tf32(fa);
+        la_round_tf32(fb);
+        if ((kk >> 3) & 1)
+            nvcuda::wmma::mma_sync(c1, fa, fb, c1);
+        else
+            nvcuda::wmma::mma_sync(c, fa, fb, c);
+        a += a_step;
+        b += b_step;
+    }
+    #pragma unroll
+    for (int i = 0; i < c.num_elements; i++) c.x[i] += c1.x[i];
+}
+
 /* c += A B with both operands split into two tf32 halves (x = hi + lo, the lo*lo term
  * dropped): about fp32 accuracy, three tensor-core products per k-slice. The three terms go
  * into separate accumulators, summed at the end: in the sequential passes (one block per
