@@ -65,32 +65,6 @@ int cu_la_stage_allowed(void) {
     return v;
 }
 
-/* HS_CUDA_LA_PREFETCH=0 drops the sequential passes' L2 prefetch (for same-run A/B). */
-int cu_la_prefetch_allowed(void) {
-    static const int v = !cu_la_env_is("HS_CUDA_LA_PREFETCH", "0");
-    return v;
-}
-
-/* Blocks of fn resident at once on this device (SMs x blocks a SM at this size), for the
- * output kernels' prefetch of the next wave's tiles; 0 when unknown. Remembered per kernel and
- * size (the attribute of fn's shared memory must be set first). */
-int cu_la_wave(const void *fn, int threads, size_t smem) {
-    static struct { const void *fn; size_t smem; int wave; } memo[16];
-    static int next;
-    for (const auto &m : memo)
-        if (m.fn == fn && m.smem == smem) return m.wave;
-    int dev = 0, sms = 0, per = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, threads, smem) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    memo[next] = {fn, smem, sms * per};
-    next = (next + 1) % 16;
-    return sms * per;
-}
-
 int cu_la_chunk_fits(int dk, int dv) {
     if (!(dk >= 16 && dv >= 16 && dk % 16 == 0 && dv % 16 == 0 && dk <= CU_LA_CHUNK_MAXD && dv <= CU_LA_CHUNK_MAXD))
         return 0;
@@ -133,7 +107,6 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = (T + LC - 1) / LC;
     a.swla = swla; a.W = W; a.S = S;
     a.scale = 1.0f / sqrtf((float)dk);
-    a.l2pf = cu_la_prefetch_allowed();
     const size_t st_bytes = align256((size_t)a.N * H * dk * dv * 4);
     char *base = (char *)work;
     a.U = (float *)base;
@@ -160,7 +133,6 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
         gla_scan_kernel<<<(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), GLA_SCAN_THREADS, 0, st>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
-    a.wave = cu_la_wave((const void *)gla_out_kernel, GLA_THREADS, os);
     gla_out_kernel<<<grid, GLA_THREADS, os, st>>>(a);
     return cudaGetLastError();
 }

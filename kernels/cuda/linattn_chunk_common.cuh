@@ -149,47 +149,6 @@ __device__ __forceinline__ void la_mma_sumb(la_acc &c, const float *a, unsigned 
     for (int i = 0; i < c.num_elements; i++) c.x[i] += c1.x[i];
 }
 
-/* Pulls the 128-byte line holding p from memory into L2 (a hint: no data moves to the SM, no
- * fault on a valid address; nothing under the CPU emulator). The sequential passes use it
- * several chunks ahead, so that their cp.async or register loads one chunk ahead find L2. */
-__device__ __forceinline__ void la_prefetch_l2(const void *p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#elif defined(LA_EMU_PREFETCH_CHECK)
-    LA_EMU_PREFETCH_CHECK(p);            /* the emulator: the address lies in a buffer */
-#else
-    (void)p;
-#endif
-}
-
-/* Rows t0.. (those before T, at most LC) of columns col0..col0+d of a row-major matrix with
- * row stride ld, into L2. */
-__device__ __forceinline__ void la_prefetch_tile_l2(const float *src, size_t ld, size_t col0, int t0, int T, int d) {
-    const int lines = (d + 31) / 32;
-    for (int i = threadIdx.x; i < LC * lines; i += blockDim.x) {
-        const int r = i / lines, t = t0 + r;
-        if (t < T) la_prefetch_l2(src + (size_t)t * ld + col0 + (i % lines) * 32);
-    }
-}
-
-/* n contiguous floats into L2 */
-__device__ __forceinline__ void la_prefetch_span_l2(const float *src, size_t n) {
-    for (size_t i = (size_t)threadIdx.x * 32; i < n; i += (size_t)blockDim.x * 32) la_prefetch_l2(src + i);
-}
-
-/* The output kernels run one or two blocks a SM, each starting with a round trip to memory for
- * its tiles while its SM has nothing else to do. Blocks start in order (chunk fastest, grid
- * N x H), so the block `wave` places on (wave = the blocks resident at once) starts about when
- * this one ends: its chunk and head, for a prefetch now. False past the grid or without a wave. */
-__device__ __forceinline__ bool la_next_wave(int wave, int N, int H, int *n, int *h) {
-    if (wave <= 0) return false;
-    const long b = (long)blockIdx.y * N + blockIdx.x + wave;
-    if (b >= (long)N * H) return false;
-    *n = (int)(b % N);
-    *h = (int)(b / N);
-    return true;
-}
-
 /* dst[r * ldd + c] = src[(t0 + r) * ld + col0 + c] for r < LC, c < d (d a multiple of 4),
  * zero for rows t0 + r >= T. 16-byte loads and stores (every offset is a multiple of 4
  * floats and the buffers are 16-byte aligned), four loads in flight per thread before the

@@ -25,7 +25,7 @@
  * and transitions (from the same Khat and b_last), and gdn_out_exact_kernel: every chunk's
  * window is a block suffix, a block prefix and one cut chunk (van Herk / Gil-Werman with dense
  * transitions, nothing subtracted). */
-#include "linattn_chunk_gdn_ab_body.cuh"   /* and linattn_chunk_gdn_body.cuh */
+#include "linattn_chunk_gdn_body.cuh"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +43,6 @@ static cudaError_t set_smem(const void *fn, size_t bytes, size_t *current) {
 
 size_t cu_la_smem_optin(void);   /* linattn_chunk.cu */
 int cu_la_stage_allowed(void);   /* linattn_chunk.cu */
-int cu_la_env_is(const char *name, const char *value);
-int cu_la_prefetch_allowed(void);
-int cu_la_wave(const void *fn, int threads, size_t smem);
 
 /* The most dynamic shared memory a gdn chunk kernel needs (for cu_la_chunk_fits): the
  * unstaged forms; gdn_stage() picks the staged ones where they fit. */
@@ -55,13 +52,6 @@ size_t cu_la_gdn_smem_max(int dk, int dv) {
     size_t m = 0;
     for (size_t x : sz) m = x > m ? x : m;
     return m;
-}
-
-/* HS_CUDA_GDN_AB=1: the transition form of the state pass (gdn_state_ab_kernel) for plain and
- * overlap SWLA, until it is timed against the default form. */
-static int gdn_ab(void) {
-    static const int v = cu_la_env_is("HS_CUDA_GDN_AB", "1");
-    return v;
 }
 
 static int gdn_stage(int dk, int dv) {
@@ -93,12 +83,10 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     a.out = out; a.q = q; a.k = k; a.v = v; a.beta = beta; a.la = log_alpha;
     a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = (T + LC - 1) / LC;
     a.scale = 1.0f / sqrtf((float)dk);
-    a.l2pf = cu_la_prefetch_allowed();
     gdn_carve(a, work, swla, W, S);
     a.stage = gdn_stage(dk, dv);
 
-    const int ab = gdn_ab() && swla != CU_SWLA_EXACT && gdn_stab_smem(dk) <= cu_la_smem_optin();
-    static size_t local_set, state_set, out_set, suffix_set, ox_set, ab_set, stab_set, vn_set;
+    static size_t local_set, state_set, out_set, suffix_set, ox_set;
     const size_t ls = gdn_local_make(dk, dv, a.Keb != NULL).total;
     cudaError_t e = set_smem((const void *)gdn_local_kernel, ls, &local_set);
     if (e == cudaSuccess) e = set_smem((const void *)gdn_state_kernel, gdn_state_smem(dk), &state_set);
@@ -107,9 +95,6 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
         e = set_smem((const void *)gdn_suffix_kernel, gdn_suffix_make(dk, dv, a.stage).total * sizeof(float), &suffix_set);
     if (e == cudaSuccess && swla == CU_SWLA_EXACT)
         e = set_smem((const void *)gdn_out_exact_kernel, gdn_ox_make(dk, dv).total * sizeof(float), &ox_set);
-    if (e == cudaSuccess && ab) e = set_smem((const void *)gdn_ab_kernel, gdn_ab_smem(dk, dv), &ab_set);
-    if (e == cudaSuccess && ab) e = set_smem((const void *)gdn_state_ab_kernel, gdn_stab_smem(dk), &stab_set);
-    if (e == cudaSuccess && ab) e = set_smem((const void *)gdn_vn_kernel, gdn_vn_smem(dk, dv), &vn_set);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)a.N, (unsigned)H);
     gdn_local_kernel<<<grid, GDN_THREADS, ls, st>>>(a);
@@ -117,15 +102,7 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     const unsigned zb = a.sc > 0 ? (unsigned)((a.N + a.sc - 1) / a.sc) : 1u;
     /* exact SWLA: the prefix pass also carries the dk columns of the block-prefix transition */
     const unsigned cbs = (unsigned)((dv + (swla == CU_SWLA_EXACT ? dk : 0)) / GDN_BV);
-    if (ab) {
-        gdn_ab_kernel<<<dim3((unsigned)a.N, (unsigned)H, 2), GDN_AB_THREADS, gdn_ab_smem(dk, dv), st>>>(a);
-        if ((e = cudaGetLastError()) != cudaSuccess) return e;
-        gdn_state_ab_kernel<<<dim3(cbs, (unsigned)H, zb), GDN_ST_THREADS, gdn_stab_smem(dk), st>>>(a);
-        if ((e = cudaGetLastError()) != cudaSuccess) return e;
-        gdn_vn_kernel<<<grid, GDN_AB_THREADS, gdn_vn_smem(dk, dv), st>>>(a);
-    } else {
-        gdn_state_kernel<<<dim3(cbs, (unsigned)H, zb), GDN_ST_THREADS, gdn_state_smem(dk), st>>>(a);
-    }
+    gdn_state_kernel<<<dim3(cbs, (unsigned)H, zb), GDN_ST_THREADS, gdn_state_smem(dk), st>>>(a);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     if (swla == CU_SWLA_EXACT) {
         gdn_suffix_kernel<<<dim3((unsigned)(dk / 16), (unsigned)H, zb), GDN_SUF_THREADS,
@@ -133,7 +110,6 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
         gdn_out_exact_kernel<<<grid, GDN_THREADS, gdn_ox_make(dk, dv).total * sizeof(float), st>>>(a);
     } else {
-        a.wave = cu_la_wave((const void *)gdn_out_kernel, GDN_THREADS, gdn_out_smem(dk, dv, a.stage));
         gdn_out_kernel<<<grid, GDN_THREADS, gdn_out_smem(dk, dv, a.stage), st>>>(a);
     }
     return cudaGetLastError();

@@ -40,14 +40,11 @@ struct gdn_args {
      * [N*LC, H*dk], block prefix transitions Pf [N, H, dk, dk] (prefix states in Sb), block
      * suffix states Sf [N, H, dk, dv] and transitions Ps [N, H, dk, dk] */
     float *Keb, *Pf, *Sf, *Ps;
-    float *Ab, *Bb;              /* the transition form (HS_CUDA_GDN_AB=1): A [N, H, dk, dk], B [N, H, dk, dv] */
     int B;
     float scale;
     /* 1 where the device's shared memory allows (Hopper: 227 KB a block): the output kernel
      * stages S_n in shared memory, the suffix pass double-buffers its tiles */
     int stage;
-    int l2pf;                    /* the L2 prefetches (HS_CUDA_LA_PREFETCH=0: off) */
-    int wave;                    /* output kernel blocks resident at once (0: no prefetch for the next) */
 };
 
 /* Inclusive prefix sums (double) of LC values by warp 0, two per lane and a shuffle scan;
@@ -233,23 +230,6 @@ __device__ static void gdn_state_prefetch(const gdn_args &a, const gdn_state_lay
     if (threadIdx.x == 0) __pipeline_memcpy_async(base + Ly.lb, a.Lb + (size_t)n * a.H + h, 4);
 }
 
-/* W and Khat were written by the local kernel long before (hundreds of MB at 64K: not in L2),
- * so the copy one chunk ahead would wait on memory every step; their rows (and this block's U
- * columns) of chunk n + GDN_PF are pulled into L2 first. */
-#define GDN_PF 4
-__device__ static void gdn_state_prefetch_l2(const gdn_args &a, int n, int h, int col0, bool phi) {
-    const int dk = a.dk, lines = (dk + 31) / 32, t0 = n * LC;    /* 32 floats a line */
-    const size_t ldw = (size_t)a.H * dk, ldu = (size_t)a.H * a.dv;
-    for (int i = threadIdx.x; i < LC * lines; i += blockDim.x) {
-        const int r = i / lines, c = (i % lines) * 32;
-        la_prefetch_l2(a.Wb + (size_t)(t0 + r) * ldw + (size_t)h * dk + c);
-        la_prefetch_l2(a.Kh + (size_t)(t0 + r) * ldw + (size_t)h * dk + c);
-    }
-    if (!phi)
-        for (int r = threadIdx.x; r < LC; r += blockDim.x)
-            la_prefetch_l2(a.Ub + (size_t)(t0 + r) * ldu + (size_t)h * a.dv + col0);
-}
-
 /* Everything chunk n+1 needs is copied (cp.async) into the second buffer while chunk n is
  * computed, so the sequential loop waits on memory only when a copy is slower than a step. */
 __global__ static void __launch_bounds__(GDN_ST_THREADS, 1) gdn_state_kernel(gdn_args a) {
@@ -282,7 +262,6 @@ __global__ static void __launch_bounds__(GDN_ST_THREADS, 1) gdn_state_kernel(gdn
             gdn_state_prefetch(a, Ly, sm, b ^ 1, n + 1, h, col0, phi);
             __pipeline_commit();
         }
-        if (a.l2pf && n + GDN_PF < n_end) gdn_state_prefetch_l2(a, n + GDN_PF, h, col0, phi);
         if (own) {                         /* S_n (or Phi_n) for the output kernel */
             const int ld = phi ? dk : a.dv;
             float *sn = phi ? a.Pf + ((size_t)n * a.H + h) * dk * dk + j0 : a.Sb + ((size_t)n * a.H + h) * dk * a.dv + col0;
@@ -370,16 +349,6 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
         }
     }
     __pipeline_commit();
-    {   /* the next wave's block: its tiles and state into L2 while this block works */
-        int pn, ph;
-        if (a.l2pf && la_next_wave(a.wave, a.N, a.H, &pn, &ph)) {
-            const size_t ldk = (size_t)a.H * dk;
-            la_prefetch_tile_l2(a.q, ldk, (size_t)ph * dk, pn * LC, a.T, dk);
-            la_prefetch_tile_l2(a.k, ldk, (size_t)ph * dk, pn * LC, a.T, dk);
-            la_prefetch_tile_l2(a.Vb, (size_t)a.H * dv, (size_t)ph * dv, pn * LC, a.N * LC, dv);
-            if (pn > 0) la_prefetch_span_l2(a.Sb + ((size_t)pn * a.H + ph) * dk * dv, (size_t)dk * dv);
-        }
-    }
     la_load_tile(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile(vs, LDV, a.Vb, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
@@ -737,13 +706,6 @@ static void gdn_carve(gdn_args &a, void *work, int swla, int W, int S) {
     /* without SWLA Vn overwrites U; with it U must outlive the pass */
     a.Vb = swla == CU_SWLA_OVERLAP ? a.Ub + N * LC * H * dv : swla == CU_SWLA_EXACT ? NULL : a.Ub;
     if (swla == CU_SWLA_OVERLAP) { a.sc = S / LC; a.wc = W / LC; }
-    /* the transition form (plain and overlap only) in the exact-SWLA arrays' space: A over Pf
-     * and Ps (2 [N, H, dk, dk]), B over Sf ([N, H, dk, dv]) */
-    {
-        char *q = p + gdn_align256(N * LC * H * dk * 4);
-        a.Ab = (float *)q;
-        a.Bb = (float *)(q + 2 * gdn_align256(N * H * dk * dk * 4));
-    }
     if (swla == CU_SWLA_EXACT) {
         a.B = W / LC - 1;
         a.sc = a.wc = a.B;       /* the prefix pass restarts every B chunks */

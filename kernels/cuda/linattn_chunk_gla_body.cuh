@@ -36,8 +36,6 @@ struct gla_args {
     /* 1 where the device's shared memory allows (Hopper: 227 KB a block): under SWLA the output
      * kernel prefetches the first cut chunk's Khat and v into tiles of their own */
     int stage;
-    int l2pf;                    /* the L2 prefetches (HS_CUDA_LA_PREFETCH=0: off) */
-    int wave;                    /* output kernel blocks resident at once (0: no prefetch for the next) */
 };
 
 /* ---- local: the chunk's decay and own state contribution ------------------------------ */
@@ -97,9 +95,6 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
 #ifndef GLA_PF
 #define GLA_PF 8
 #endif
-/* and U pulled into L2 GLA_L2PF chunks ahead (one lane per 128-byte line), so that those
- * loads find L2 rather than memory */
-#define GLA_L2PF 32
 
 /* Two adjacent elements of a state row per thread (one head and row: one P), so that every
  * thread of 8 heads of 128 x 128 is resident at once (256 blocks of 256, two a SM at 92
@@ -143,7 +138,6 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
                 ub[d] = u[(size_t)(n + GLA_PF) * s2];
                 pb[d] = a.P[(size_t)(n + GLA_PF) * pst + pi];
             }
-            if (a.l2pf && (threadIdx.x & 15) == 0 && n + GLA_L2PF < last) la_prefetch_l2(u + (size_t)(n + GLA_L2PF) * s2);
             z[(size_t)n * s2] = zs;
             if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
             if (n == last) break;
@@ -246,17 +240,6 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     la_load_tile_async(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
     if (pre) la_load_tile_async(kc, LDK, a.Kh, (size_t)a.H * dk, (size_t)h * dk, (fz - 1) * LC, a.N * LC, dk);
     __pipeline_commit();
-    {   /* the next wave's block: its tiles and carried state into L2 while this block works */
-        int pn, ph;
-        if (a.l2pf && la_next_wave(a.wave, a.N, a.H, &pn, &ph)) {
-            const size_t ldk = (size_t)a.H * dk;
-            la_prefetch_tile_l2(a.q, ldk, (size_t)ph * dk, pn * LC, a.T, dk);
-            la_prefetch_tile_l2(a.k, ldk, (size_t)ph * dk, pn * LC, a.T, dk);
-            la_prefetch_tile_l2(a.gk, ldk, (size_t)ph * dk, pn * LC, a.T, dk);
-            la_prefetch_tile_l2(a.v, (size_t)a.H * dv, (size_t)ph * dv, pn * LC, a.T, dv);
-            if (pn > 0) la_prefetch_span_l2(a.Z + ((size_t)pn * a.H + ph) * dk * dv, (size_t)dk * dv);
-        }
-    }
     for (int t = tid; t < LC; t += blockDim.x) lo[t] = (int)la_chunk_lo((long)t0 + t, a.swla, a.W, a.S);
     __pipeline_wait_prior(0);
     __syncthreads();

@@ -19,16 +19,6 @@ if [ "${LA_AB:-1}" = 1 ]; then   # the A/B rows at LA_AB_LENGTHS (default 4096 6
         HS_CUDA_LA_STAGE=0 timeout 120 "$bin" bench "$T" 8 128 | grep -E "name=(gla|gdn)_chunk_(exact|overlap)|name=gdn_chunk_plain" |
             sed -E 's/name=(gla|gdn)_chunk/name=\1_unstaged_chunk/'
     done
-    # the gdn rows with the transition form of the state pass (HS_CUDA_GDN_AB=1), renamed gdn_ab_*
-    for T in ${LA_AB_LENGTHS:-4096 65536}; do
-        HS_CUDA_GDN_AB=1 timeout 120 "$bin" bench "$T" 8 128 | grep -E "name=gdn_chunk_(plain|overlap)" |
-            sed -E 's/name=gdn_chunk/name=gdn_ab_chunk/'
-    done
-    # the plain rows without the sequential passes' L2 prefetch (session 9), renamed *_nopf_*
-    for T in ${LA_AB_LENGTHS:-4096 65536}; do
-        HS_CUDA_LA_PREFETCH=0 timeout 120 "$bin" bench "$T" 8 128 | grep -E "name=(gla|gdn)_chunk_plain" |
-            sed -E 's/name=(gla|gdn)_chunk/name=\1_nopf_chunk/'
-    done
 fi
 [ "${LA_FLA:-0}" = 1 ] || exit 0
 if ls .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; then

@@ -26,23 +26,8 @@
 
 #include "cuda_runtime.h"
 #include "emu_runtime.h"
-
-/* every L2 prefetch address must lie inside a "device" buffer (the GPU would not fault on a
- * stray one, so this is the only place it shows) */
-struct DevBuf { const char *lo, *hi; };
-static std::vector<DevBuf> dev_bufs;
-static long prefetches;
-static void prefetch_check(const void *p) {
-    const char *c = (const char *)p;
-    for (const DevBuf &b : dev_bufs)
-        if (c >= b.lo && c < b.hi) { prefetches++; return; }
-    fprintf(stderr, "la_emu: L2 prefetch of an address outside every buffer\n");
-    exit(1);
-}
-#define LA_EMU_PREFETCH_CHECK(p) prefetch_check(p)
-
 #include "linattn_chunk_gla_body.cuh"
-#include "linattn_chunk_gdn_ab_body.cuh"   /* and linattn_chunk_gdn_body.cuh */
+#include "linattn_chunk_gdn_body.cuh"
 
 /* ---- harness ------------------------------------------------------------------------------- */
 
@@ -53,13 +38,7 @@ static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 static float *dev(size_t n) {   /* "device" buffer: 256-byte aligned, NaN filled */
     float *p = (float *)aligned_alloc(256, align256(n * 4 + 16));
     for (size_t i = 0; i < n + 4; i++) p[i] = NAN;
-    dev_bufs.push_back({(const char *)p, (const char *)(p + n)});
     return p;
-}
-static void dfree(void *p) {
-    for (size_t i = 0; i < dev_bufs.size(); i++)
-        if (dev_bufs[i].lo == (const char *)p) { dev_bufs.erase(dev_bufs.begin() + (long)i); break; }
-    free(p);
 }
 
 /* value-path reference (double): query t walks s = t .. lo(t) */
@@ -109,12 +88,8 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
     /* passes: cp.async copies landing at issue, at the wait; then unstaged (gdn_args.stage = 0,
      * gla_args.stage = 0: the forms for devices with less shared memory; gla's differs only
      * under SWLA) */
-    /* gdn without exact SWLA also in the transition form (gdn_state_ab_kernel; HS_CUDA_GDN_AB=1),
-     * copies landing at the wait (pass 3) and at issue (pass 4) */
-    const int passes = gdn && swla != CU_SWLA_EXACT ? 5 : gdn || swla ? 3 : 2;
-    for (int pass = 0; pass < passes; pass++) {
-        emu::copy_at_issue = pass != 1 && pass != 3;
-        const bool ab = pass >= 3;
+    for (int pass = 0; pass < (gdn || swla ? 3 : 2); pass++) {
+        emu::copy_at_issue = pass != 1;
         for (size_t i = 0; i < nv; i++) out[i] = NAN;
         const size_t st = (size_t)N * H * dk * dv;
         if (!gdn) {   /* cu_gla_chunk's host side */
@@ -123,8 +98,6 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = N; a.swla = swla; a.W = W; a.S = S;
             a.scale = 1.0f / sqrtf((float)dk);
             a.stage = swla && pass < 2;
-            a.l2pf = 1;
-            a.wave = 3;      /* the prefetch's index math runs (its loads are no-ops here) */
             a.U = dev(st);
             a.Z = swla ? dev(st) : a.U;
             a.P = dev((size_t)N * H * dk);
@@ -138,28 +111,20 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             }
             emu::launch(gla_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GLA_THREADS,
                         gla_out_make(dk, dv, a.stage).total * sizeof(float));
-            dfree(a.U); if (swla) { dfree(a.Z); dfree(a.Lz); dfree(a.Kh); } dfree(a.P);
+            free(a.U); if (swla) { free(a.Z); free(a.Lz); free(a.Kh); } free(a.P);
         } else {      /* cu_gdn_chunk's host side */
             gdn_args a = {};
             a.out = out; a.q = q; a.k = k; a.v = v; a.beta = be; a.la = la;
             a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = N;
             a.scale = 1.0f / sqrtf((float)dk);
             a.stage = pass < 2;
-            a.l2pf = 1;
-            a.wave = 3;      /* the prefetch's index math runs (its loads are no-ops here) */
             const size_t wb = gdn_work_bytes(T, H, dk, dv);
             float *work = dev(wb / 4);
             gdn_carve(a, work, swla, W, S);
             emu::launch(gdn_local_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_local_make(dk, dv, a.Keb != NULL).total);
             const unsigned zb = a.sc > 0 ? (unsigned)((N + a.sc - 1) / a.sc) : 1u;
             const unsigned cbs = (unsigned)((dv + (swla == CU_SWLA_EXACT ? dk : 0)) / GDN_BV);
-            if (ab) {
-                emu::launch(gdn_ab_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 2}, GDN_AB_THREADS, gdn_ab_smem(dk, dv));
-                emu::launch(gdn_state_ab_kernel, a, emu_dim3{cbs, (unsigned)H, zb}, GDN_ST_THREADS, gdn_stab_smem(dk));
-                emu::launch(gdn_vn_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_AB_THREADS, gdn_vn_smem(dk, dv));
-            } else {
-                emu::launch(gdn_state_kernel, a, emu_dim3{cbs, (unsigned)H, zb}, GDN_ST_THREADS, gdn_state_smem(dk));
-            }
+            emu::launch(gdn_state_kernel, a, emu_dim3{cbs, (unsigned)H, zb}, GDN_ST_THREADS, gdn_state_smem(dk));
             if (swla == CU_SWLA_EXACT) {
                 emu::launch(gdn_suffix_kernel, a, emu_dim3{(unsigned)(dk / 16), (unsigned)H, zb}, GDN_SUF_THREADS,
                             gdn_suffix_make(dk, dv, a.stage).total * sizeof(float));
@@ -168,7 +133,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             } else {
                 emu::launch(gdn_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_out_smem(dk, dv, a.stage));
             }
-            dfree(work);
+            free(work);
         }
         std::vector<double> ref;
         reference(ref, gdn, T, H, dk, dv, q, k, v, gk, be, la, swla, W, S);
@@ -184,8 +149,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
         const bool ok = rr <= 3e-3 && rm <= 3e-2;
         printf("la_emu %s %s T=%d H=%d dk=%d dv=%d g=%g swla=%d W=%d S=%d cp.async=%s%s rel_rms=%.2e rel_max=%.2e %s\n",
                gdn ? "gdn" : "gla", swla ? (swla == 1 ? "exact" : "overlap") : "plain", T, H, dk, dv, g, swla, W, S,
-               pass == 1 || pass == 3 ? "at-wait" : "at-issue", pass == 2 ? " unstaged" : ab ? " transition-form" : "", rr, rm,
-               ok ? "ok" : "FAIL");
+               pass == 1 ? "at-wait" : "at-issue", pass == 2 ? " unstaged" : "", rr, rm, ok ? "ok" : "FAIL");
         if (!ok) {
             size_t t = worst / ((size_t)H * dv), r = worst % ((size_t)H * dv);
             printf("    worst at t=%zu head=%zu col=%zu: ref %.6g kernel %.6g\n", t, r / dv, r % dv, ref[worst], out[worst]);
@@ -194,7 +158,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
         cases++;
         fails += !ok;
     }
-    dfree(q); dfree(k); dfree(v); dfree(gk); dfree(be); dfree(la); dfree(out);
+    free(q); free(k); free(v); free(gk); free(be); free(la); free(out);
 }
 
 int main(int argc, char **argv) {
@@ -230,7 +194,6 @@ int main(int argc, char **argv) {
     run_case(1, 450, 1, 32, 16, 0.01f, 1, 192, 0);
     run_case(1, 500, 2, 16, 32, 0.3f, 1, 256, 0);
     if (!quick) run_case(1, 400, 1, 128, 128, 0.01f, 1, 128, 0);
-    printf("la_emu %s: %d/%d runs within tolerance (%ld L2 prefetch addresses, all inside their buffers)\n",
-           fails ? "FAIL" : "PASS", cases - fails, cases, prefetches);
+    printf("la_emu %s: %d/%d runs within tolerance\n", fails ? "FAIL" : "PASS", cases - fails, cases);
     return fails ? 1 : 0;
 }

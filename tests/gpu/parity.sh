@@ -120,9 +120,6 @@ unset HS_CUDA_ATTENTION
 export HS_CUDA_LINATTN=chunk
 for m in gla glac gdn gla128; do check "chunk $m T=302" "$tmp/$m" "$t301"; done
 check "chunk gdn64 T=1501" "$tmp/gdn64" "$t1500"
-# the transition form of the gdn state pass (HS_CUDA_GDN_AB=1)
-HS_CUDA_GDN_AB=1 check "chunk gdn transition form T=302" "$tmp/gdn" "$t301"
-HS_CUDA_GDN_AB=1 check "chunk gdn64 transition form T=1501" "$tmp/gdn64" "$t1500"
 check "chunk gla swla exact W=64" "$tmp/gla" "$t301" --swla=exact --swla-window 64
 check "chunk glac swla exact W=100 T=1501" "$tmp/glac" "$t1500" --swla=exact --swla-window 100
 check "chunk gla128 swla exact W=50" "$tmp/gla128" "$t301" --swla --swla-window 50
