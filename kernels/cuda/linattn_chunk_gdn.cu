@@ -12,11 +12,13 @@
  *         the state evolve independently): stores S_n, then Vn = U - W S_n (overwrites U),
  *         S_{n+1} = gamma_last S_n + Khat^T Vn, gamma_last = exp(b_last); chunk n+1's W, Khat,
  *         U columns and b_last are copied (cp.async) during step n, two barriers a step
- *         (the copies landed, then Vn whole before the state update). The state product W S
- *         goes through three tf32 products (hi/lo split of both operands) so the fp32 state
- *         does not pick up tf32 rounding at every chunk (K K^T and W, which make up the
- *         transition, are 3xTF32 too; the products that only carry new inputs, U = Tm V and
- *         Khat^T Vn, and the output products are single tf32).
+ *         (the copies landed, then Vn whole before the state update). K K^T and W, which
+ *         make up the transition, are 3xTF32 (hi/lo split of both operands); the state
+ *         products W S and Khat^T Vn, U = Tm V and the output products are single tf32 (W S
+ *         was 3xTF32 until session 10: the emulator's error against the double-precision
+ *         reference over 47 chunks, T = 3000, is 6.2e-4 either way, 7.1e-4 against 6.9e-4 with
+ *         the weakest decay). HS_CUDA_GDN_BV=8 runs the pass with 8 columns a block
+ *         (linattn_chunk_gdn_state8.cuh; plain and overlap SWLA).
  *  output (one block per chunk and head): o = (q/sqrt(dk) o gamma) S_n + M Vn with
  *         M = lower(Gam o Q K^T)/sqrt(dk) (diagonal included).
  * SWLA (W, S multiples of the chunk): overlap restarts the state pass per block of S tokens
@@ -25,7 +27,7 @@
  * and transitions (from the same Khat and b_last), and gdn_out_exact_kernel: every chunk's
  * window is a block suffix, a block prefix and one cut chunk (van Herk / Gil-Werman with dense
  * transitions, nothing subtracted). */
-#include "linattn_chunk_gdn_body.cuh"
+#include "linattn_chunk_gdn_state8.cuh"   /* and linattn_chunk_gdn_body.cuh */
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,14 @@ static cudaError_t set_smem(const void *fn, size_t bytes, size_t *current) {
 
 size_t cu_la_smem_optin(void);   /* linattn_chunk.cu */
 int cu_la_stage_allowed(void);   /* linattn_chunk.cu */
+int cu_la_env_is(const char *name, const char *value);   /* linattn_chunk.cu */
+
+/* HS_CUDA_GDN_BV=8: the state pass with 8 value columns a block (gdn_state8_kernel), until it
+ * is timed against the 16-column pass */
+static int gdn_bv8(void) {
+    static const int v = cu_la_env_is("HS_CUDA_GDN_BV", "8");
+    return v;
+}
 
 /* The most dynamic shared memory a gdn chunk kernel needs (for cu_la_chunk_fits): the
  * unstaged forms; gdn_stage() picks the staged ones where they fit. */
@@ -86,10 +96,12 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     gdn_carve(a, work, swla, W, S);
     a.stage = gdn_stage(dk, dv);
 
-    static size_t local_set, state_set, out_set, suffix_set, ox_set;
+    const int bv8 = gdn_bv8() && swla != CU_SWLA_EXACT && g8_fits(dk, dv) && g8_smem(dk) <= cu_la_smem_optin();
+    static size_t local_set, state_set, out_set, suffix_set, ox_set, state8_set;
     const size_t ls = gdn_local_make(dk, dv, a.Keb != NULL).total;
     cudaError_t e = set_smem((const void *)gdn_local_kernel, ls, &local_set);
-    if (e == cudaSuccess) e = set_smem((const void *)gdn_state_kernel, gdn_state_smem(dk), &state_set);
+    if (e == cudaSuccess && !bv8) e = set_smem((const void *)gdn_state_kernel, gdn_state_smem(dk), &state_set);
+    if (e == cudaSuccess && bv8) e = set_smem((const void *)gdn_state8_kernel, g8_smem(dk), &state8_set);
     if (e == cudaSuccess) e = set_smem((const void *)gdn_out_kernel, gdn_out_smem(dk, dv, a.stage), &out_set);
     if (e == cudaSuccess && swla == CU_SWLA_EXACT)
         e = set_smem((const void *)gdn_suffix_kernel, gdn_suffix_make(dk, dv, a.stage).total * sizeof(float), &suffix_set);
@@ -102,7 +114,10 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     const unsigned zb = a.sc > 0 ? (unsigned)((a.N + a.sc - 1) / a.sc) : 1u;
     /* exact SWLA: the prefix pass also carries the dk columns of the block-prefix transition */
     const unsigned cbs = (unsigned)((dv + (swla == CU_SWLA_EXACT ? dk : 0)) / GDN_BV);
-    gdn_state_kernel<<<dim3(cbs, (unsigned)H, zb), GDN_ST_THREADS, gdn_state_smem(dk), st>>>(a);
+    if (bv8)
+        gdn_state8_kernel<<<dim3((unsigned)(dv / G8_BV), (unsigned)H, zb), G8_THREADS, g8_smem(dk), st>>>(a);
+    else
+        gdn_state_kernel<<<dim3(cbs, (unsigned)H, zb), GDN_ST_THREADS, gdn_state_smem(dk), st>>>(a);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     if (swla == CU_SWLA_EXACT) {
         gdn_suffix_kernel<<<dim3((unsigned)(dk / 16), (unsigned)H, zb), GDN_SUF_THREADS,

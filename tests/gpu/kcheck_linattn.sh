@@ -8,4 +8,7 @@ bin=$(bash tests/gpu/la_build.sh "${1:-build}") || { echo "la_check: build faile
 timeout 120 "$bin" check || exit 1
 # the unstaged forms (what devices with less shared memory than Hopper run)
 echo "la_check with HS_CUDA_LA_STAGE=0:"
-HS_CUDA_LA_STAGE=0 timeout 120 "$bin" check
+HS_CUDA_LA_STAGE=0 timeout 120 "$bin" check || exit 1
+# the gdn state pass with 8 value columns a block (plain and overlap SWLA; session 10, not yet the default)
+echo "la_check with HS_CUDA_GDN_BV=8:"
+HS_CUDA_GDN_BV=8 timeout 120 "$bin" check

@@ -11,13 +11,13 @@ set -u
 cd "$(dirname "$0")/../.."
 bin=$(bash tests/gpu/la_build.sh "${1:-build}") || { echo "la_bench: build failed"; exit 1; }
 for T in ${LA_BENCH_LENGTHS:-4096 16384 65536}; do timeout 120 "$bin" bench "$T" 8 128; done
-# the SWLA rows in the forms for devices with less shared memory (HS_CUDA_LA_STAGE=0: gla's
-# output kernel without its cut-chunk prefetch, gdn's unstaged kernels), renamed *_unstaged_*
-# (session 8's gdn 4-warp A/B is decided: LA_VARIANT=gdn4w la_build.sh still builds it)
+# the gdn rows with the 8-column state pass (HS_CUDA_GDN_BV=8), renamed gdn_bv8_*, for the
+# same-run A/B (session 9's A/Bs are decided: the staged gla SWLA form stays, the L2 prefetch
+# and the transition form are gone; session 8's gdn 4-warp pass: LA_VARIANT=gdn4w la_build.sh)
 if [ "${LA_AB:-1}" = 1 ]; then   # the A/B rows at LA_AB_LENGTHS (default 4096 65536)
     for T in ${LA_AB_LENGTHS:-4096 65536}; do
-        HS_CUDA_LA_STAGE=0 timeout 120 "$bin" bench "$T" 8 128 | grep -E "name=(gla|gdn)_chunk_(exact|overlap)|name=gdn_chunk_plain" |
-            sed -E 's/name=(gla|gdn)_chunk/name=\1_unstaged_chunk/'
+        HS_CUDA_GDN_BV=8 timeout 120 "$bin" bench "$T" 8 128 | grep -E "name=gdn_chunk_(plain|overlap)" |
+            sed -E 's/name=gdn_chunk/name=gdn_bv8_chunk/'
     done
 fi
 [ "${LA_FLA:-0}" = 1 ] || exit 0

@@ -27,7 +27,7 @@
 #include "cuda_runtime.h"
 #include "emu_runtime.h"
 #include "linattn_chunk_gla_body.cuh"
-#include "linattn_chunk_gdn_body.cuh"
+#include "linattn_chunk_gdn_state8.cuh"   /* and linattn_chunk_gdn_body.cuh */
 
 /* ---- harness ------------------------------------------------------------------------------- */
 
@@ -87,9 +87,11 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
     std::vector<float *> bufs;
     /* passes: cp.async copies landing at issue, at the wait; then unstaged (gdn_args.stage = 0,
      * gla_args.stage = 0: the forms for devices with less shared memory; gla's differs only
-     * under SWLA) */
-    for (int pass = 0; pass < (gdn || swla ? 3 : 2); pass++) {
-        emu::copy_at_issue = pass != 1;
+     * under SWLA); gdn plain and overlap: twice more with the 8-column state pass
+     * (gdn_state8_kernel, HS_CUDA_GDN_BV=8), copies at issue and at the wait */
+    const int passes = gdn ? (swla != CU_SWLA_EXACT ? 5 : 3) : swla ? 3 : 2;
+    for (int pass = 0; pass < passes; pass++) {
+        emu::copy_at_issue = pass != 1 && pass != 4;
         for (size_t i = 0; i < nv; i++) out[i] = NAN;
         const size_t st = (size_t)N * H * dk * dv;
         if (!gdn) {   /* cu_gla_chunk's host side */
@@ -117,14 +119,19 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             a.out = out; a.q = q; a.k = k; a.v = v; a.beta = be; a.la = la;
             a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = N;
             a.scale = 1.0f / sqrtf((float)dk);
-            a.stage = pass < 2;
+            a.stage = pass != 2;
             const size_t wb = gdn_work_bytes(T, H, dk, dv);
             float *work = dev(wb / 4);
             gdn_carve(a, work, swla, W, S);
             emu::launch(gdn_local_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_local_make(dk, dv, a.Keb != NULL).total);
             const unsigned zb = a.sc > 0 ? (unsigned)((N + a.sc - 1) / a.sc) : 1u;
             const unsigned cbs = (unsigned)((dv + (swla == CU_SWLA_EXACT ? dk : 0)) / GDN_BV);
-            emu::launch(gdn_state_kernel, a, emu_dim3{cbs, (unsigned)H, zb}, GDN_ST_THREADS, gdn_state_smem(dk));
+            if (pass >= 3) {
+                if (!g8_fits(dk, dv)) { free(work); continue; }
+                emu::launch(gdn_state8_kernel, a, emu_dim3{(unsigned)(dv / G8_BV), (unsigned)H, zb}, G8_THREADS, g8_smem(dk));
+            } else {
+                emu::launch(gdn_state_kernel, a, emu_dim3{cbs, (unsigned)H, zb}, GDN_ST_THREADS, gdn_state_smem(dk));
+            }
             if (swla == CU_SWLA_EXACT) {
                 emu::launch(gdn_suffix_kernel, a, emu_dim3{(unsigned)(dk / 16), (unsigned)H, zb}, GDN_SUF_THREADS,
                             gdn_suffix_make(dk, dv, a.stage).total * sizeof(float));
@@ -149,7 +156,8 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
         const bool ok = rr <= 3e-3 && rm <= 3e-2;
         printf("la_emu %s %s T=%d H=%d dk=%d dv=%d g=%g swla=%d W=%d S=%d cp.async=%s%s rel_rms=%.2e rel_max=%.2e %s\n",
                gdn ? "gdn" : "gla", swla ? (swla == 1 ? "exact" : "overlap") : "plain", T, H, dk, dv, g, swla, W, S,
-               pass == 1 ? "at-wait" : "at-issue", pass == 2 ? " unstaged" : "", rr, rm, ok ? "ok" : "FAIL");
+               pass == 1 || pass == 4 ? "at-wait" : "at-issue", pass == 2 ? " unstaged" : pass >= 3 ? " state8" : "", rr, rm,
+               ok ? "ok" : "FAIL");
         if (!ok) {
             size_t t = worst / ((size_t)H * dv), r = worst % ((size_t)H * dv);
             printf("    worst at t=%zu head=%zu col=%zu: ref %.6g kernel %.6g\n", t, r / dv, r % dv, ref[worst], out[worst]);
