@@ -58,6 +58,17 @@ size_t cu_la_smem_optin(void) {
     return (size_t)v;
 }
 
+/* The device's SM count (0 where it cannot be read). */
+int cu_la_sm_count(void) {
+    static int v = -1;
+    if (v < 0) {
+        int dev = 0, n = 0;
+        v = cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess
+                ? n : 0;
+    }
+    return v;
+}
+
 /* HS_CUDA_LA_STAGE=0 takes the forms for devices with less shared memory anyway (to check
  * them on a Hopper GPU). */
 int cu_la_stage_allowed(void) {

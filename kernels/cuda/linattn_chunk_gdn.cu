@@ -17,8 +17,8 @@
  *         products W S and Khat^T Vn, U = Tm V and the output products are single tf32 (W S
  *         was 3xTF32 until session 10: the emulator's error against the double-precision
  *         reference over 47 chunks, T = 3000, is 6.2e-4 either way, 7.1e-4 against 6.9e-4 with
- *         the weakest decay). HS_CUDA_GDN_BV=8 runs the pass with 8 columns a block
- *         (linattn_chunk_gdn_state8.cuh; plain and overlap SWLA).
+ *         the weakest decay). Where 16 columns a block would leave SMs idle the pass runs
+ *         with 8 (linattn_chunk_gdn_state8.cuh; gdn_bv8 below).
  *  output (one block per chunk and head): o = (q/sqrt(dk) o gamma) S_n + M Vn with
  *         M = lower(Gam o Q K^T)/sqrt(dk) (diagonal included).
  * SWLA (W, S multiples of the chunk): overlap restarts the state pass per block of S tokens
@@ -47,21 +47,19 @@ size_t cu_la_smem_optin(void);   /* linattn_chunk.cu */
 int cu_la_stage_allowed(void);   /* linattn_chunk.cu */
 int cu_la_env_is(const char *name, const char *value);   /* linattn_chunk.cu */
 
-/* HS_CUDA_GDN_BV=8: the state pass with 8 value columns a block (gdn_state8_kernel), until it
- * is timed against the 16-column pass */
-static int gdn_bv8(void) {
-    static const int v = cu_la_env_is("HS_CUDA_GDN_BV", "8");
-    return v;
-}
+int cu_la_sm_count(void);        /* linattn_chunk.cu */
 
-/* The most dynamic shared memory a gdn chunk kernel needs (for cu_la_chunk_fits): the
- * unstaged forms; gdn_stage() picks the staged ones where they fit. */
-size_t cu_la_gdn_smem_max(int dk, int dv) {
-    const size_t sz[] = {gdn_local_make(dk, dv, true).total, gdn_state_smem(dk), gdn_out_smem(dk, dv, 0),
-                         gdn_suffix_make(dk, dv, 0).total * sizeof(float), gdn_ox_make(dk, dv).total * sizeof(float)};
-    size_t m = 0;
-    for (size_t x : sz) m = x > m ? x : m;
-    return m;
+/* The state pass's width: 8 value columns a block (gdn_state8_kernel) where the 16-column
+ * grid would leave SMs idle (no SWLA: H * dv / 16 blocks, 64 at 8 heads x 128 on 132 SMs), else
+ * 16. On the H200 (session 10) at 64K, 8 heads x 128: plain gdn chunk 6.97 ms against 9.18,
+ * the 376m GDN-NoPE prefill 121.8 ms against 136.3; with overlap SWLA (4096 blocks of 16
+ * columns) 14.91 against 12.99, so a grid that already fills the GPU keeps 16 columns.
+ * HS_CUDA_GDN_BV=8 or 16 forces one (8 only where it runs: not exact SWLA, dims, memory). */
+static int gdn_bv8(int dk, int dv, int H, unsigned zb, int swla) {
+    if (swla == CU_SWLA_EXACT || !g8_fits(dk, dv) || g8_smem(dk) > cu_la_smem_optin()) return 0;
+    if (cu_la_env_is("HS_CUDA_GDN_BV", "8")) return 1;
+    if (cu_la_env_is("HS_CUDA_GDN_BV", "16")) return 0;
+    return (long)(dv / GDN_BV) * H * zb < cu_la_sm_count();
 }
 
 static int gdn_stage(int dk, int dv) {
@@ -96,7 +94,8 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     gdn_carve(a, work, swla, W, S);
     a.stage = gdn_stage(dk, dv);
 
-    const int bv8 = gdn_bv8() && swla != CU_SWLA_EXACT && g8_fits(dk, dv) && g8_smem(dk) <= cu_la_smem_optin();
+    const unsigned zb = a.sc > 0 ? (unsigned)((a.N + a.sc - 1) / a.sc) : 1u;
+    const int bv8 = gdn_bv8(dk, dv, H, zb, swla);
     static size_t local_set, state_set, out_set, suffix_set, ox_set, state8_set;
     const size_t ls = gdn_local_make(dk, dv, a.Keb != NULL).total;
     cudaError_t e = set_smem((const void *)gdn_local_kernel, ls, &local_set);
@@ -111,7 +110,6 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
     dim3 grid((unsigned)a.N, (unsigned)H);
     gdn_local_kernel<<<grid, GDN_THREADS, ls, st>>>(a);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
-    const unsigned zb = a.sc > 0 ? (unsigned)((a.N + a.sc - 1) / a.sc) : 1u;
     /* exact SWLA: the prefix pass also carries the dk columns of the block-prefix transition */
     const unsigned cbs = (unsigned)((dv + (swla == CU_SWLA_EXACT ? dk : 0)) / GDN_BV);
     if (bv8)

@@ -1,4 +1,5 @@
-/* The gdn state pass with 8 value columns a block (HS_CUDA_GDN_BV=8; plain and overlap SWLA):
+/* The gdn state pass with 8 value columns a block (plain and overlap SWLA; the default where
+ * 16 columns a block would leave SMs idle, see gdn_bv8 in linattn_chunk_gdn.cu):
  * twice the blocks of gdn_state_kernel (128 at 8 heads x 128 columns, where the 16-column
  * pass leaves half of an H200's 132 SMs idle) and half of each step's tile products, through
  * mma.sync m16n8k8 (TF32) on fragments read from shared memory: a 16 x 8 tile is the

@@ -5,8 +5,8 @@
 # written from them by hand). Env: BENCH_PRESETS (default "376m 776m"), BENCH_TYPES
 # (default "swa gla gdn"), BENCH_LENGTHS (default 4096,16384,65536), BENCH_TORCH=0 to skip
 # the reference, BENCH_KERNELS=0 to skip the kernel rows, BENCH_REPS (timed runs, default 3),
-# BENCH_EAGER_PRESETS (presets also run with eager launches, HS_CUDA_GRAPH=0, default 376m), BENCH_BV8_PRESETS
-# (presets whose GDN model also runs with the 8-column state pass, HS_CUDA_GDN_BV=8, default 376m), BENCH_REF_PRESETS
+# BENCH_EAGER_PRESETS (presets also run with eager launches, HS_CUDA_GRAPH=0, default 376m), BENCH_BV16_PRESETS
+# (presets whose GDN model also runs with the 16-column state pass, HS_CUDA_GDN_BV=16, default 376m), BENCH_REF_PRESETS
 # (presets also run with the fp32 attention and the recurrences, default none),
 # BENCH_STEP_S (timeout of each step, default 300), BENCH_BUILD_ONLY=1 (build hs_gpu_bench and stop).
 set -u
@@ -66,7 +66,7 @@ ours_rows() {
 ours_rows "$PRESETS"
 ours_rows "${BENCH_EAGER_PRESETS-376m}" HS_CUDA_GRAPH=0          # eager launches (the default replays a CUDA graph)
 ours_rows "${BENCH_REF_PRESETS-}" HS_CUDA_ATTENTION=simt HS_CUDA_LINATTN=recurrent   # fp32 attention, recurrences
-TYPES=gdn ours_rows "${BENCH_BV8_PRESETS-376m}" HS_CUDA_GDN_BV=8   # the 8-column gdn state pass (not yet the default)
+TYPES=gdn ours_rows "${BENCH_BV16_PRESETS-376m}" HS_CUDA_GDN_BV=16  # the 16-column gdn state pass (session 9's default)
 if [ "${BENCH_TORCH:-1}" != 0 ]; then
     timeout "$STEP" python3 tests/bench/torch_ref.py kernels 65536 8 128
     [ "${BENCH_KERNELS:-1}" != 0 ] && timeout "$STEP" python3 tests/bench/torch_ref.py attn 4096,16384,65536 8 128

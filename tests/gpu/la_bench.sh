@@ -11,13 +11,14 @@ set -u
 cd "$(dirname "$0")/../.."
 bin=$(bash tests/gpu/la_build.sh "${1:-build}") || { echo "la_bench: build failed"; exit 1; }
 for T in ${LA_BENCH_LENGTHS:-4096 16384 65536}; do timeout 120 "$bin" bench "$T" 8 128; done
-# the gdn rows with the 8-column state pass (HS_CUDA_GDN_BV=8), renamed gdn_bv8_*, for the
+# the gdn rows with the state pass forced to 16 columns a block (HS_CUDA_GDN_BV=16; the
+# default takes 8 where 16 leaves SMs idle: plain at 8 heads), renamed gdn_bv16_*, for the
 # same-run A/B (session 9's A/Bs are decided: the staged gla SWLA form stays, the L2 prefetch
 # and the transition form are gone; session 8's gdn 4-warp pass: LA_VARIANT=gdn4w la_build.sh)
 if [ "${LA_AB:-1}" = 1 ]; then   # the A/B rows at LA_AB_LENGTHS (default 4096 65536)
     for T in ${LA_AB_LENGTHS:-4096 65536}; do
-        HS_CUDA_GDN_BV=8 timeout 120 "$bin" bench "$T" 8 128 | grep -E "name=gdn_chunk_(plain|overlap)" |
-            sed -E 's/name=gdn_chunk/name=gdn_bv8_chunk/'
+        HS_CUDA_GDN_BV=16 timeout 120 "$bin" bench "$T" 8 128 | grep -E "name=gdn_chunk_plain" |
+            sed -E 's/name=gdn_chunk/name=gdn_bv16_chunk/'
     done
 fi
 [ "${LA_FLA:-0}" = 1 ] || exit 0

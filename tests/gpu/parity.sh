@@ -120,10 +120,11 @@ unset HS_CUDA_ATTENTION
 export HS_CUDA_LINATTN=chunk
 for m in gla glac gdn gla128; do check "chunk $m T=302" "$tmp/$m" "$t301"; done
 check "chunk gdn64 T=1501" "$tmp/gdn64" "$t1500"
-# the 8-column gdn state pass (HS_CUDA_GDN_BV=8)
+# the gdn state pass in both widths (the default picks by grid size)
 HS_CUDA_GDN_BV=8 check "chunk gdn state8 T=302" "$tmp/gdn" "$t301"
 HS_CUDA_GDN_BV=8 check "chunk gdn64 state8 T=1501" "$tmp/gdn64" "$t1500"
 HS_CUDA_GDN_BV=8 check "chunk gdn64 state8 swla overlap W=128 S=64 T=1501" "$tmp/gdn64" "$t1500" --swla=overlap --swla-window 128 --swla-stride 64
+HS_CUDA_GDN_BV=16 check "chunk gdn64 state16 T=1501" "$tmp/gdn64" "$t1500"
 check "chunk gla swla exact W=64" "$tmp/gla" "$t301" --swla=exact --swla-window 64
 check "chunk glac swla exact W=100 T=1501" "$tmp/glac" "$t1500" --swla=exact --swla-window 100
 check "chunk gla128 swla exact W=50" "$tmp/gla128" "$t301" --swla --swla-window 50
