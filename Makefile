@@ -88,7 +88,7 @@ $(BUILD)/hs_tests: $(TEST_OBJ) $(TEST_APP_OBJ) $(VIEWS_OBJ) $(ENGINE_OBJ)
 
 $(CUDA_LIB): $(CUDA_SRC) $(wildcard kernels/cuda/*.cuh) $(wildcard engine/cuda/*.cuh) $(wildcard engine/*.h)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -shared -o $@ $(CUDA_SRC) -lcublas -lcublasLt
+	$(NVCC) $(NVCCFLAGS) -shared -Xlinker -z,defs -o $@ $(CUDA_SRC) -lcublas -lcublasLt
 
 # T=pattern runs only tests whose name contains pattern.
 test: $(BUILD)/hybridscope $(BUILD)/hs_tests $(CUDA_TARGET)

@@ -62,6 +62,17 @@ static int gdn_bv8(int dk, int dv, int H, unsigned zb, int swla) {
     return (long)(dv / GDN_BV) * H * zb < cu_la_sm_count();
 }
 
+/* The most dynamic shared memory a gdn chunk kernel needs (for cu_la_chunk_fits): the
+ * unstaged forms; gdn_stage() picks the staged ones where they fit (the 8-column state pass
+ * runs only where its own memory fits, gdn_bv8). */
+size_t cu_la_gdn_smem_max(int dk, int dv) {
+    const size_t sz[] = {gdn_local_make(dk, dv, true).total, gdn_state_smem(dk), gdn_out_smem(dk, dv, 0),
+                         gdn_suffix_make(dk, dv, 0).total * sizeof(float), gdn_ox_make(dk, dv).total * sizeof(float)};
+    size_t m = 0;
+    for (size_t x : sz) m = x > m ? x : m;
+    return m;
+}
+
 static int gdn_stage(int dk, int dv) {
     if (!cu_la_stage_allowed()) return 0;
     const size_t out = gdn_out_smem(dk, dv, 1), suffix = gdn_suffix_make(dk, dv, 1).total * sizeof(float);

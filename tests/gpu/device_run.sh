@@ -103,13 +103,19 @@ PY
     else echo "laprof: no ncu"; fi ;;
 ladetail) # why the chunk kernels take their time: one 64K launch of each, ncu's speed-of-light,
         # occupancy and warp-stall sections (the full files under $OUT, the top stalls printed)
-    lab=$(bash tests/gpu/la_build.sh build) || { echo "ladetail: build failed"; continue; }
+    # (built with -lineinfo: the source counters name the lines the warps stall on; the report
+    # files come back too, and the per-line source page where this ncu prints it)
+    lab=$(LA_VARIANT=lineinfo bash tests/gpu/la_build.sh build) || { echo "ladetail: build failed"; continue; }
     command -v ncu >/dev/null || { echo "ladetail: no ncu"; continue; }
-    for k in gdn_state_kernel gdn_local_kernel gdn_out_kernel gla_out_kernel gla_scan_kernel gla_local_kernel; do
-        timeout 120 ncu --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
-            -k "$k" -c 1 "$lab" bench 65536 8 128 > "$OUT/ladetail_$k.txt" 2>&1
+    for k in ${LADETAIL_KERNELS:-gla_out_kernel gdn_state8_kernel gdn_state_kernel gdn_local_kernel gdn_out_kernel gla_local_kernel}; do
+        timeout 150 ncu --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
+            --section SourceCounters --import-source yes -o "$OUT/ladetail_$k" -f \
+            -k "$k" -c 1 "$lab" bench 65536 8 128 > /dev/null 2>&1
         echo "ladetail $k rc=$?"
-        grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Block Limit|Warp Cycles Per Issued|Stall" \
+        ncu --import "$OUT/ladetail_$k.ncu-rep" > "$OUT/ladetail_$k.txt" 2>&1
+        timeout 60 ncu --import "$OUT/ladetail_$k.ncu-rep" --page source --csv --print-source cuda > "$OUT/ladetail_${k}_source.csv" 2>&1 ||
+            echo "ladetail $k: no source page from this ncu"
+        grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Est. Local|stalled" \
             "$OUT/ladetail_$k.txt" | sed 's/^ */  /' | head -20
     done ;;
 dspeed) timeout 300 bash tests/gpu/decode_speed.sh "$HS_BIN" > "$OUT/dspeed.log" 2>&1; echo "dspeed rc=$?"; cat "$OUT/dspeed.log" ;;

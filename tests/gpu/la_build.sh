@@ -14,7 +14,8 @@ case ${LA_VARIANT:-} in
 "") ;;
 gla8w) out=${out}_gla8w; flags="-DGLA_THREADS=256 -DGLA_PF=4" ;;
 gdn4w) out=${out}_gdn4w; flags="-DGDN_ST_THREADS=128" ;;
-*) echo "la_build: unknown LA_VARIANT '$LA_VARIANT' (gla8w, gdn4w)" >&2; exit 2 ;;
+lineinfo) out=${out}_lineinfo; flags="-lineinfo" ;;   # for ncu's source-level stall sampling (ladetail)
+*) echo "la_build: unknown LA_VARIANT '$LA_VARIANT' (gla8w, gdn4w, lineinfo)" >&2; exit 2 ;;
 esac
 src="tests/gpu/la_check.cu kernels/cuda/linattn.cu kernels/cuda/linattn_chunk.cu kernels/cuda/linattn_chunk_gdn.cu"
 deps="$src kernels/cuda/linattn_chunk_gla_body.cuh kernels/cuda/linattn_chunk_gdn_body.cuh kernels/cuda/linattn_chunk_gdn_state8.cuh kernels/cuda/kernels.cuh kernels/cuda/linattn_chunk.cuh kernels/cuda/linattn_chunk_common.cuh kernels/cuda/linattn_window.h"
