@@ -110,13 +110,20 @@ ladetail) # why the chunk kernels take their time: one 64K launch of each, ncu's
     for k in ${LADETAIL_KERNELS:-gla_out_kernel gdn_state8_kernel gdn_state_kernel gdn_local_kernel gdn_out_kernel gla_local_kernel}; do
         timeout 150 ncu --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
             --section SourceCounters --import-source yes -o "$OUT/ladetail_$k" -f \
-            -k "$k" -c 1 "$lab" bench 65536 8 128 > /dev/null 2>&1
+            -k "$k" -c 1 "$lab" bench 65536 8 128 "${k%%_*}_chunk_plain" > /dev/null 2>&1
         echo "ladetail $k rc=$?"
         ncu --import "$OUT/ladetail_$k.ncu-rep" > "$OUT/ladetail_$k.txt" 2>&1
         timeout 60 ncu --import "$OUT/ladetail_$k.ncu-rep" --page source --csv --print-source cuda > "$OUT/ladetail_${k}_source.csv" 2>&1 ||
             echo "ladetail $k: no source page from this ncu"
         grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Est. Local|stalled" \
             "$OUT/ladetail_$k.txt" | sed 's/^ */  /' | head -20
-    done ;;
+    done
+    # exact SWLA's gla kernels (local, scan, output) in one report: where its 1.3x of plain goes
+    timeout 200 ncu --section SpeedOfLight --section WarpStateStats --section SourceCounters --import-source yes \
+        -o "$OUT/ladetail_gla_exact_swla" -f -k regex:"gla_(local|scan|out)_kernel" -c 3 \
+        "$lab" bench 65536 8 128 gla_chunk_exact_swla > /dev/null 2>&1
+    echo "ladetail gla exact SWLA rc=$?"
+    ncu --import "$OUT/ladetail_gla_exact_swla.ncu-rep" > "$OUT/ladetail_gla_exact_swla.txt" 2>&1
+    grep -E "^  [a-z_]+kernel|Duration" "$OUT/ladetail_gla_exact_swla.txt" | sed 's/^ */  /' ;;
 dspeed) timeout 300 bash tests/gpu/decode_speed.sh "$HS_BIN" > "$OUT/dspeed.log" 2>&1; echo "dspeed rc=$?"; cat "$OUT/dspeed.log" ;;
 esac; done

@@ -8,8 +8,9 @@
  *                             and overlap (aligned, S < chunk, straddling blocks) for gla,
  *                             chunk-aligned overlap and exact for gdn. One line per case, then
  *                             "la_check PASS|FAIL n/m".
- *   la_check bench T H d      ms per call (best of 3 after a warm-up) of the recurrences and the
- *                             chunk kernels, plain / exact SWLA / overlap SWLA.
+ *   la_check bench T H d [ROW] ms per call (best of 3 after a warm-up) of the recurrences and the
+ *                             chunk kernels, plain / exact SWLA / overlap SWLA (ROW: only the
+ *                             rows whose name contains it).
  *
  * Tolerance (chunk vs recurrence, relative to the RMS of the reference output): RMS of the
  * difference <= 3e-3 and largest difference <= 3e-2. The chunk kernels round matmul inputs to
@@ -216,7 +217,9 @@ static float time_ms(const inputs &in, int which, int W, int S) {
     return best;
 }
 
-static int run_bench(int T, int H, int d) {
+/* only: run the rows whose name contains it (NULL: all, and the ratio line), so a profiler
+ * sees the launches of one row (tests/gpu/device_run.sh ladetail) */
+static int run_bench(int T, int H, int d, const char *only) {
     const int W = 4096, S = 1024;
     const char *names[] = {"gla_recurrent_plain", "gla_recurrent_exact_swla", "gla_chunk_plain", "gla_chunk_exact_swla",
                            "gla_chunk_overlap_swla", "gdn_recurrent_plain", "gdn_chunk_plain", "gdn_chunk_overlap_swla",
@@ -226,6 +229,7 @@ static int run_bench(int T, int H, int d) {
         /* typical gates: gla ~ logsigmoid/16, gdn alpha near 0.98 */
         inputs in = make_inputs(T, H, d, d, gdn ? 0.04f : 0.1f, gdn ? 1.0f : 0.0f);
         for (int w = gdn ? 5 : 0; w < (gdn ? 9 : 5); w++) {
+            if (only && !strstr(names[w], only)) continue;
             ms[w] = time_ms(in, w, W, S);
             double fl = 4.0 * T * H * (double)d * d; /* the recurrence's count, as bench_gpu */
             printf("kernel name=%s T=%d H=%d dk=%d ms=%.3f tflops=%.2f%s\n", names[w], T, H, d, ms[w],
@@ -234,6 +238,7 @@ static int run_bench(int T, int H, int d) {
         }
         free_inputs(in);
     }
+    if (only) return 0;
     printf("la_ratio T=%d gla_chunk_vs_recurrent=%.1fx gdn_chunk_vs_recurrent=%.1fx gla_exact_swla_vs_plain=%.2f "
            "gla_overlap_swla_vs_plain=%.2f gdn_overlap_swla_vs_plain=%.2f gdn_exact_swla_vs_plain=%.2f\n", T,
            ms[0] / ms[2], ms[5] / ms[6], ms[3] / ms[2], ms[4] / ms[2], ms[7] / ms[6], ms[8] / ms[6]);
@@ -242,7 +247,8 @@ static int run_bench(int T, int H, int d) {
 
 int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "check")) return run_check();
-    if (argc >= 5 && !strcmp(argv[1], "bench")) return run_bench(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
-    fprintf(stderr, "usage: la_check check | bench T H d\n");
+    if (argc >= 5 && !strcmp(argv[1], "bench"))
+        return run_bench(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), argc >= 6 ? argv[5] : NULL);
+    fprintf(stderr, "usage: la_check check | bench T H d [ROW]\n");
     return 2;
 }
