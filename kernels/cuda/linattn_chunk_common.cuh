@@ -54,32 +54,6 @@ __device__ __forceinline__ void la_mma(la_acc &c, const float *a, unsigned lda, 
     }
 }
 
-/* la_mma with even and odd k-slices in separate accumulators (summed at the end): for the
- * sequential passes, where a warp's chain of dependent tile products is the step's latency. */
-template <typename FA, typename FB>
-__device__ __forceinline__ void la_mma_ilp(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b,
-                                           unsigned ldb, size_t b_step, int K) {
-    FA fa;
-    FB fb;
-    la_acc c1;
-    nvcuda::wmma::fill_fragment(c1, 0.0f);
-    #pragma unroll 4
-    for (int kk = 0; kk < K; kk += 8) {
-        nvcuda::wmma::load_matrix_sync(fa, a, lda);
-        nvcuda::wmma::load_matrix_sync(fb, b, ldb);
-        la_round_tf32(fa);
-        la_round_tf32(fb);
-        if ((kk >> 3) & 1)
-            nvcuda::wmma::mma_sync(c1, fa, fb, c1);
-        else
-            nvcuda::wmma::mma_sync(c, fa, fb, c);
-        a += a_step;
-        b += b_step;
-    }
-    #pragma unroll
-    for (int i = 0; i < c.num_elements; i++) c.x[i] += c1.x[i];
-}
-
 /* c += A B with both operands split into two tf32 halves (x = hi + lo, the lo*lo term
  * dropped): about fp32 accuracy, three tensor-core products per k-slice. The three terms go
  * into separate accumulators, summed at the end: in the sequential passes (one block per
@@ -119,10 +93,12 @@ __device__ __forceinline__ void la_mma_3x(la_acc &c, const float *a, unsigned ld
     for (int i = 0; i < c.num_elements; i++) c.x[i] += l1.x[i] + l2.x[i];
 }
 
-/* c += A (B0 + B1) (1xTF32): B0 + B1 summed in fp32 in the fragments (both have one layout)
- * and rounded once, as if B were whole; even and odd k-slices in separate accumulators. */
-template <typename FA, typename FB>
-__device__ __forceinline__ void la_mma_sumb(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b0,
+/* c += A (B0 + B1) (1xTF32; B1 only where SUMB): B0 + B1 summed in fp32 in the fragments (both
+ * have one layout) and rounded once, as if B were whole; even and odd k-slices in separate
+ * accumulators (for the sequential passes, where a warp's chain of dependent tile products
+ * is the step's latency). */
+template <typename FA, typename FB, bool SUMB>
+__device__ __forceinline__ void la_mma_2acc(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b0,
                                             const float *b1, unsigned ldb, size_t b_step, int K) {
     FA fa;
     FB fb, fb1;
@@ -132,9 +108,12 @@ __device__ __forceinline__ void la_mma_sumb(la_acc &c, const float *a, unsigned 
     for (int kk = 0; kk < K; kk += 8) {
         nvcuda::wmma::load_matrix_sync(fa, a, lda);
         nvcuda::wmma::load_matrix_sync(fb, b0, ldb);
-        nvcuda::wmma::load_matrix_sync(fb1, b1, ldb);
-        #pragma unroll
-        for (int i = 0; i < fb.num_elements; i++) fb.x[i] += fb1.x[i];
+        if (SUMB) {
+            nvcuda::wmma::load_matrix_sync(fb1, b1, ldb);
+            #pragma unroll
+            for (int i = 0; i < fb.num_elements; i++) fb.x[i] += fb1.x[i];
+            b1 += b_step;
+        }
         la_round_tf32(fa);
         la_round_tf32(fb);
         if ((kk >> 3) & 1)
@@ -143,10 +122,21 @@ __device__ __forceinline__ void la_mma_sumb(la_acc &c, const float *a, unsigned 
             nvcuda::wmma::mma_sync(c, fa, fb, c);
         a += a_step;
         b0 += b_step;
-        b1 += b_step;
     }
     #pragma unroll
     for (int i = 0; i < c.num_elements; i++) c.x[i] += c1.x[i];
+}
+
+template <typename FA, typename FB>
+__device__ __forceinline__ void la_mma_sumb(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b0,
+                                            const float *b1, unsigned ldb, size_t b_step, int K) {
+    la_mma_2acc<FA, FB, true>(c, a, lda, a_step, b0, b1, ldb, b_step, K);
+}
+
+template <typename FA, typename FB>
+__device__ __forceinline__ void la_mma_ilp(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b,
+                                           unsigned ldb, size_t b_step, int K) {
+    la_mma_2acc<FA, FB, false>(c, a, lda, a_step, b, b, ldb, b_step, K);
 }
 
 /* dst[r * ldd + c] = src[(t0 + r) * ld + col0 + c] for r < LC, c < d (d a multiple of 4),
