@@ -56,9 +56,9 @@ int cu_la_sm_count(void);        /* linattn_chunk.cu */
  * columns) 14.91 against 12.99, so a grid that already fills the GPU keeps 16 columns.
  * HS_CUDA_GDN_BV=8 or 16 forces one (8 only where it runs: not exact SWLA, dims, memory). */
 static int gdn_bv8(int dk, int dv, int H, unsigned zb, int swla) {
+    static const int force = cu_la_env_is("HS_CUDA_GDN_BV", "8") ? 8 : cu_la_env_is("HS_CUDA_GDN_BV", "16") ? 16 : 0;
     if (swla == CU_SWLA_EXACT || !g8_fits(dk, dv) || g8_smem(dk) > cu_la_smem_optin()) return 0;
-    if (cu_la_env_is("HS_CUDA_GDN_BV", "8")) return 1;
-    if (cu_la_env_is("HS_CUDA_GDN_BV", "16")) return 0;
+    if (force) return force == 8;
     return (long)(dv / GDN_BV) * H * zb < cu_la_sm_count();
 }
 

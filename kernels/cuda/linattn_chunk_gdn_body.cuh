@@ -191,26 +191,29 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
 
 /* ---- state pass: sequential over chunks, 16 value columns per block --------------------- */
 
-/* Shared memory of the state pass: two buffers of {W, Khat} [LC][dk+4], U columns [LC][LDS]
- * and b_last (chunk n and the prefetch of n+1), the state [dk][LDS] and the GDN_KS partial
- * sums of Vn [LC][LDS] each. */
+/* Shared memory of a state pass: two buffers of W [LC][dk+4], Khat [LC][dk+kpad], U columns
+ * [LC][lds] and b_last (chunk n and the prefetch of n+1), the state [dk][lds] and `parts`
+ * partial sums of Vn [LC][lds] each (this pass: kpad 4, lds GDN_LDS, GDN_KS parts; the
+ * 8-column pass, linattn_chunk_gdn_state8.cuh, its own). */
 struct gdn_state_layout {
     size_t buf, w, k, u, lb, ss, vn, total; /* float offsets; w, k, u, lb within a buffer */
 };
 
-__host__ __device__ static gdn_state_layout gdn_state_make(int dk) {
+__host__ __device__ static gdn_state_layout gdn_state_layout_make(int dk, int kpad, int lds, int parts) {
     gdn_state_layout L;
     L.w = 0;
     L.k = L.w + (size_t)LC * (dk + 4);
-    L.u = L.k + (size_t)LC * (dk + 4);
-    L.lb = L.u + (size_t)LC * GDN_LDS;
+    L.u = L.k + (size_t)LC * (dk + kpad);
+    L.lb = L.u + (size_t)LC * lds;
     L.buf = L.lb + 8;                           /* one buffer; a multiple of 8 floats */
     size_t off = 2 * L.buf;
-    L.ss = off; off += (size_t)dk * GDN_LDS;
-    L.vn = off; off += (size_t)GDN_KS * LC * GDN_LDS;
+    L.ss = off; off += (size_t)dk * lds;
+    L.vn = off; off += (size_t)parts * LC * lds;
     L.total = off;
     return L;
 }
+
+__host__ __device__ static gdn_state_layout gdn_state_make(int dk) { return gdn_state_layout_make(dk, 4, GDN_LDS, GDN_KS); }
 
 /* Chunk n's W, Khat, this block's U columns and b_last into buffer b, by cp.async (rows past T
  * zero-filled; W and U exist for every row of the last chunk). */

@@ -38,23 +38,9 @@ __device__ __forceinline__ void la_mma_16x8x8(float (&c)[4], const float (&a)[4]
 }
 #endif
 
-struct g8_layout {
-    size_t buf, w, k, u, lb, ss, vn, total; /* float offsets; w, k, u, lb within a buffer */
-};
+typedef gdn_state_layout g8_layout;
 
-__host__ __device__ static g8_layout g8_make(int dk) {
-    g8_layout L;
-    L.w = 0;
-    L.k = L.w + (size_t)LC * (dk + 4);
-    L.u = L.k + (size_t)LC * (dk + 8);
-    L.lb = L.u + (size_t)LC * G8_BV;
-    L.buf = L.lb + 8;
-    size_t off = 2 * L.buf;
-    L.ss = off; off += (size_t)dk * G8_BV;
-    L.vn = off; off += (size_t)2 * LC * G8_BV;
-    L.total = off;
-    return L;
-}
+__host__ __device__ static g8_layout g8_make(int dk) { return gdn_state_layout_make(dk, 8, G8_BV, 2); }
 
 static size_t g8_smem(int dk) { return g8_make(dk).total * sizeof(float); }
 
