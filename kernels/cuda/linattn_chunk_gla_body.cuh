@@ -95,6 +95,10 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
 #ifndef GLA_PF
 #define GLA_PF 8
 #endif
+#ifndef GLA_DPF
+#define GLA_DPF 4                /* SWLA: steps ahead the dropped chunks' U and P are loaded */
+#endif
+static_assert(GLA_PF % GLA_DPF == 0, "the drop ring's slot is the step's slot mod GLA_DPF");
 
 /* Two adjacent elements of a state row per thread (one head and row: one P), so that every
  * thread of 8 heads of 128 x 128 is resident at once (256 blocks of 256, two a SM at 92
@@ -116,27 +120,55 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
      * sees a stored state. */
     float2 ub[GLA_PF];
     float pb[GLA_PF];
+    /* SWLA: step n drops chunks [fz(n), fz(n+1)) from the state; db[d], dpb[d] hold U and P of
+     * the first of them (chunk fz(n)), loaded GLA_DPF steps ahead (U is its own buffer under
+     * SWLA). Exact windows drop at most one chunk a step; an overlap burst loads its further
+     * chunks in the step. (Loaded one drop ahead, the exact window's scan waited on each
+     * drop's load: 2.5x the plain scan's time on the H200. GLA_DPF < GLA_PF keeps the kernel
+     * within the 128 registers of two blocks a SM.) */
+    float2 db[GLA_DPF];
+    float dpb[GLA_DPF];
+    int fpre = 0;                /* fz of the next step to prefetch for */
     #pragma unroll
     for (int d = 0; d < GLA_PF; d++) {
         ub[d] = d < last ? u[(size_t)d * s2] : make_float2(0.0f, 0.0f);
         pb[d] = d < last ? a.P[(size_t)d * pst + pi] : 0.0f;
     }
+    #pragma unroll
+    for (int d = 0; d < GLA_DPF; d++) {
+        db[d] = make_float2(0.0f, 0.0f);
+        dpb[d] = 0.0f;
+        if (a.swla && d < last) {
+            const int f1 = la_chunk_fz(d + 1, a.T, a.swla, a.W, a.S);
+            if (f1 > fpre) {
+                db[d] = u[(size_t)fpre * s2];
+                dpb[d] = a.P[(size_t)fpre * pst + pi];
+            }
+            fpre = f1;
+        }
+    }
     float2 zs = make_float2(0.0f, 0.0f);
     double wsum = 0.0;           /* sum of P over the chunks in the state: [f, n-1] */
-    int f = 0;
-    float2 uf = make_float2(0.0f, 0.0f);  /* U_f and P_f loaded ahead for the next drop (SWLA) */
-    float pf = 0.0f;
-    bool have_f = false;
+    int f = 0;                   /* = fz(n) at the start of step n */
     for (int n0 = 0; n0 <= last; n0 += GLA_PF) {
         #pragma unroll
         for (int d = 0; d < GLA_PF; d++) {
             const int n = n0 + d;
             if (n > last) break;
-            const float2 un = ub[d];
-            const float pn = pb[d];
+            const int dd = d % GLA_DPF;
+            const float2 un = ub[d], dn = db[dd];
+            const float pn = pb[d], dpn = dpb[dd];
             if (n + GLA_PF < last) {
                 ub[d] = u[(size_t)(n + GLA_PF) * s2];
                 pb[d] = a.P[(size_t)(n + GLA_PF) * pst + pi];
+            }
+            if (a.swla && n + GLA_DPF < last) {
+                const int f1 = la_chunk_fz(n + GLA_DPF + 1, a.T, a.swla, a.W, a.S);
+                if (f1 > fpre) {
+                    db[dd] = u[(size_t)fpre * s2];
+                    dpb[dd] = a.P[(size_t)fpre * pst + pi];
+                }
+                fpre = f1;
             }
             z[(size_t)n * s2] = zs;
             if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
@@ -147,16 +179,11 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
             wsum += pn;
             if (a.swla) {
                 /* chunks leaving the window: subtract each as the U it was added with, decayed
-                 * by the P summed since (U is a separate buffer under SWLA) */
+                 * by the P summed since */
                 const int fz = la_chunk_fz(n + 1, a.T, a.swla, a.W, a.S);
-                while (f < fz) {
-                    float2 uu = uf;
-                    float pp = pf;
-                    if (!have_f) {
-                        uu = u[(size_t)f * s2];
-                        pp = a.P[(size_t)f * pst + pi];
-                    }
-                    have_f = false;
+                for (bool first = true; f < fz; first = false) {
+                    const float2 uu = first ? dn : u[(size_t)f * s2];
+                    const float pp = first ? dpn : a.P[(size_t)f * pst + pi];
                     const float dec = expf((float)(wsum - pp));
                     zs.x -= dec * uu.x;
                     zs.y -= dec * uu.y;
@@ -164,11 +191,6 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
                     f++;
                 }
                 if (f == n + 1) { zs = make_float2(0.0f, 0.0f); wsum = 0.0; } /* empty window: exactly zero, no residue */
-                if (!have_f && f < last) {
-                    uf = u[(size_t)f * s2];
-                    pf = a.P[(size_t)f * pst + pi];
-                    have_f = true;
-                }
             }
         }
     }
@@ -239,6 +261,11 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     la_load_tile_async(bs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile_async(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
     if (pre) la_load_tile_async(kc, LDK, a.Kh, (size_t)a.H * dk, (size_t)h * dk, (fz - 1) * LC, a.N * LC, dk);
+    /* the window's log decay since the state's first chunk (for Qhat below) comes with them:
+     * loaded where it is used, its latency stood alone in the block's serial path */
+    const bool lzs = pd < fz && fz < n;
+    if (lzs && tid < dk / 4)
+        __pipeline_memcpy_async(ez + 4 * tid, a.Lz + ((size_t)n * a.H + h) * dk + 4 * tid, 16);
     __pipeline_commit();
     for (int t = tid; t < LC; t += blockDim.x) lo[t] = (int)la_chunk_lo((long)t0 + t, a.swla, a.W, a.S);
     __pipeline_wait_prior(0);
@@ -351,11 +378,10 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     }
     if (pd < fz) {
         /* chunks cut by a window edge, newest first; Qhat = Qt exp(G_{end of n-1} - G_{end of j}) */
-        const float *lz = a.Lz + ((size_t)n * a.H + h) * dk;
-        if (fz < n)
-            for (int c = tid; c < dk; c += blockDim.x) ez[c] = expf(lz[c]);
+        if (lzs)
+            for (int c = tid; c < dk; c += blockDim.x) ez[c] = expf(ez[c]);
         __syncthreads();                   /* every warp is done with Qt for the state term; ez */
-        if (fz < n)
+        if (lzs)
             for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= ez[i % dk];
         for (int j = fz - 1; j >= pd; j--) {
             __syncthreads();               /* kc, vc, as, pj free; Qhat complete */
@@ -363,7 +389,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
                 gla_issue_key_chunk(a, j, h, kc, vc);
                 __pipeline_commit();
             }
-            gla_chunk_decay(a, j, h, pj);
+            if (j > pd) gla_chunk_decay(a, j, h, pj);   /* (only to carry Qhat past j) */
             __pipeline_wait_prior(0);
             __syncthreads();
             /* key columns before kfirst(rb) are masked for every row of row block rb (the visible

@@ -32,10 +32,11 @@ def timed(fn, reps):
     return (time.time() - t) / reps * 1e3
 
 
-def member_ms(name, layout, assets, batch, reps, dev):
+def member_ms(name, layout, assets, batch, reps, dev, compile_mode="off"):
     cfg = family.make_config(layout)
     model = M.HybridLM(cfg).to(dev)
     model.init_weights(1)
+    fwd = torch.compile(model, dynamic=False) if compile_mode == "model" else model
     opt = torch.optim.AdamW(model.parameters(), lr=torch.tensor(1e-3, device=dev), fused=True,
                             capturable=True)
     mix = data.Mixture(assets, cfg["train_context"], 1, p_copy=0.15)
@@ -45,7 +46,7 @@ def member_ms(name, layout, assets, batch, reps, dev):
 
     def step():
         with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
-            logits = model(toks[:, :-1], fast=True)
+            logits = fwd(toks[:, :-1], fast=True)
         ce = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), toks[:, 1:].reshape(-1),
                              reduction="none")
         loss = (ce * w[:, 1:].reshape(-1)).sum() / w[:, 1:].sum()
@@ -104,6 +105,9 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--members", default="", help="comma-separated names (default: all)")
     ap.add_argument("--cores-only", action="store_true")
+    ap.add_argument("--compile", default="off",
+                    help="comma-separated step variants: off, core (torch.compile'd gla/gdn cores), "
+                         "model (the whole model compiled)")
     a = ap.parse_args()
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -122,6 +126,11 @@ def main():
          qkv + [("gate", (B, T, H, d))]),
         ("gdn chunk 64", M.gdn_chunked, [("x", (B, T, H, d)), ("unit", (B, T, H, d)), ("x", (B, T, H, d)),
                                           ("alpha", (B, T, H)), ("beta", (B, T, H))]),
+        ("gla chunk 16, doubling, torch.compile", torch.compile(
+            lambda q, k, v, g: M.gla_chunked(q, k, v, g, 16, "doubling"), fullgraph=True, dynamic=False),
+         qkv + [("gate", (B, T, H, d))]),
+        ("gdn chunk 64, torch.compile", torch.compile(M.gdn_chunked, fullgraph=True, dynamic=False),
+         [("x", (B, T, H, d)), ("unit", (B, T, H, d)), ("x", (B, T, H, d)), ("alpha", (B, T, H)), ("beta", (B, T, H))]),
         ("sdpa causal (reference)", lambda q, k, v: F.scaled_dot_product_attention(
             q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True), qkv),
     ]
@@ -134,17 +143,23 @@ def main():
         return
     assets = data.Assets(a.assets)
     names = a.members.split(",") if a.members else list(family.FAMILY)
-    total_e = total_g = 0.0
-    for n in names:
-        try:
-            e, g, mem = member_ms(n, family.FAMILY[n], assets, a.batch, a.reps, dev)
-        except Exception as ex:
-            print(f"step  {n:18s} failed: {type(ex).__name__}: {str(ex)[:100]}", flush=True)
-            continue
-        total_e += e
-        total_g += g
-        print(f"step  {n:18s} eager {e:7.2f} ms  graph {g:7.2f} ms  peak {mem:5.2f} GiB", flush=True)
-    print(f"step  family sum        eager {total_e:7.2f} ms  graph {total_g:7.2f} ms")
+    for mode in a.compile.split(","):
+        if mode == "core":
+            M.enable_compile()
+        total_e = total_g = 0.0
+        for n in names:
+            t0 = time.time()
+            try:
+                e, g, mem = member_ms(n, family.FAMILY[n], assets, a.batch, a.reps, dev, mode)
+            except Exception as ex:
+                print(f"step  {mode:5s} {n:18s} failed: {type(ex).__name__}: {str(ex)[:100]}", flush=True)
+                continue
+            total_e += e
+            total_g += g
+            print(f"step  {mode:5s} {n:18s} eager {e:7.2f} ms  graph {g:7.2f} ms  peak {mem:5.2f} GiB"
+                  f"  ({time.time() - t0:.0f} s with compile)", flush=True)
+        print(f"step  {mode:5s} family sum        eager {total_e:7.2f} ms  graph {total_g:7.2f} ms", flush=True)
+        M.disable_compile()
 
 
 if __name__ == "__main__":

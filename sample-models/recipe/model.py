@@ -42,6 +42,22 @@ def disable_fla():
     FLA = None
 
 
+# The chunked cores the fast path calls; enable_compile() swaps in torch.compile'd copies
+# (Inductor fuses the pairwise-decay product and its reduction into one kernel each way, so
+# the [B, H, T, 16, dk] tensor is never written, and fuses the doubling scan's small ops).
+CORES = {}
+
+
+def enable_compile():
+    """torch.compile's the gla/gdn training cores (same functions, fused kernels)."""
+    CORES["gla"] = torch.compile(gla_chunked, fullgraph=True, dynamic=False)
+    CORES["gdn"] = torch.compile(gdn_chunked, fullgraph=True, dynamic=False)
+
+
+def disable_compile():
+    CORES.clear()
+
+
 def mixer_defaults(m, head_dim):
     """A mixer config with every default of spec section 2 filled in (a new dict)."""
     t = m["type"]
@@ -448,8 +464,9 @@ class Mixer(nn.Module):
                         return FLA[0](up(q), up(k), up(v), up(p["gk"]))[0]
                     return FLA[1](up(q), up(k), up(v), up(p["log_alpha"]), up(p["beta"]))[0]
                 if self.type == "gla":
-                    return gla_chunked(up(q), up(k), up(v), up(p["gk"]))
-                return gdn_chunked(up(q), up(k), up(v), up(p["log_alpha"]), up(p["beta"]))
+                    return CORES.get("gla", gla_chunked)(up(q), up(k), up(v), up(p["gk"]))
+                return CORES.get("gdn", gdn_chunked)(up(q), up(k), up(v), up(p["log_alpha"]),
+                                                     up(p["beta"]))
         return self.core_recurrent(p, knobs)
 
     def core_recurrent(self, p, knobs):

@@ -118,6 +118,9 @@ def main():
                          "default: fla 0.6.0 refuses the device's Triton on Hopper (wrong gated "
                          "backward), after minutes of compiling")
     ap.add_argument("--fla-tol", type=float, default=2e-2)
+    ap.add_argument("--compile", choices=("off", "core", "model"), default="off",
+                    help="core: torch.compile the gla/gdn chunk cores; model: the whole model "
+                         "(Inductor kernels; bench_step.py measures what each saves)")
     ap.add_argument("--deadline", type=float, default=0,
                     help="epoch seconds: the whole family must finish training by then; the "
                          "step count is then set once, identically for all, after --probe-steps")
@@ -214,6 +217,13 @@ def main():
         except Exception as e:       # no wheels, no triton, a kernel that fails: train as before
             model_mod.disable_fla()
             la_kernels += f"; fla unavailable ({type(e).__name__}: {str(e)[:120]})"
+    fwd = model
+    if dev.type == "cuda" and a.compile == "core" and model_mod.FLA is None:
+        model_mod.enable_compile()
+        la_kernels += ", torch.compile'd"
+    elif dev.type == "cuda" and a.compile == "model":
+        fwd = torch.compile(model, dynamic=False)
+        la_kernels += ", the whole model torch.compile'd"
     say(f"gla/gdn kernels: {la_kernels}")
     say(f"layout {a.layout} params {n_params} steps {a.steps} batch {a.batch} "
         f"row {mixture.row} lr {a.lr}")
@@ -307,7 +317,7 @@ def main():
         # autocast's weight cache must be off under graph capture
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda",
                             cache_enabled=False):
-            logits = model(toks[:, :-1], fast=True)
+            logits = fwd(toks[:, :-1], fast=True)
         ce = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]),
                              toks[:, 1:].reshape(-1), reduction="none")
         wt = w[:, 1:].reshape(-1)

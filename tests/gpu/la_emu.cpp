@@ -190,6 +190,12 @@ int main(int argc, char **argv) {
     run_case(0, 300, 1, 32, 32, 0.02f, 2, 100, 30);
     run_case(0, 300, 1, 32, 32, 0.02f, 2, 200, 150);
     run_case(0, 300, 1, 128, 128, 0.02f, 1, 100, 0);  /* two cut chunks at full head size */
+    /* long enough for the scan's steady state (its drop ring loads GLA_DPF steps ahead): one
+     * drop a step (W a multiple of the chunk, and not), and overlap bursts of several */
+    run_case(0, 1500, 1, 16, 16, 0.02f, 1, 256, 0);
+    run_case(0, 1500, 1, 16, 16, 0.05f, 1, 300, 0);
+    run_case(0, 1500, 1, 16, 16, 0.02f, 2, 500, 200);
+    if (!quick) run_case(0, 1500, 1, 16, 16, 0.02f, 2, 256, 128);
     /* gdn plain and chunk-aligned overlap */
     for (int T : {1, 65, 200}) run_case(1, T, 2, 32, 32, 0.05f, 0, 0, 0);
     run_case(1, 130, 1, 16, 48, 2.0f, 0, 0, 0);
