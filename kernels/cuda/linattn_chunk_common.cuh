@@ -139,6 +139,28 @@ __device__ __forceinline__ void la_mma_ilp(la_acc &c, const float *a, unsigned l
     la_mma_2acc<FA, FB, false>(c, a, lda, a_step, b, b, ldb, b_step, K);
 }
 
+/* f(r, c) for every row r < LC and every fourth column c < d (d a multiple of 4) of a chunk
+ * tile, the block's threads strided over them. The walk carries (r, c) instead of dividing the
+ * flat index by a runtime width per element: those divisions were a large share of the gla
+ * output kernel's instructions. */
+template <typename F> __device__ __forceinline__ void la_tile_each4(int d, F f) {
+    const int q4 = d >> 2, nt = blockDim.x, dr = nt / q4, dc = nt % q4;
+    int r = threadIdx.x / q4, c = threadIdx.x % q4;
+    while (r < LC) {
+        f(r, 4 * c);
+        r += dr;
+        c += dc;
+        if (c >= q4) { c -= q4; r++; }
+    }
+}
+
+/* p[0..3] *= s[0..3] (16-byte aligned) */
+__device__ __forceinline__ void la_mul4(float *p, float4 s) {
+    float4 x = *(float4 *)p;
+    x.x *= s.x; x.y *= s.y; x.z *= s.z; x.w *= s.w;
+    *(float4 *)p = x;
+}
+
 /* dst[r * ldd + c] = src[(t0 + r) * ld + col0 + c] for r < LC, c < d (d a multiple of 4),
  * zero for rows t0 + r >= T. 16-byte loads and stores (every offset is a multiple of 4
  * floats and the buffers are 16-byte aligned), four loads in flight per thread before the

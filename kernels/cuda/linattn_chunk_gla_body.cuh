@@ -270,7 +270,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     for (int t = tid; t < LC; t += blockDim.x) lo[t] = (int)la_chunk_lo((long)t0 + t, a.swla, a.W, a.S);
     __pipeline_wait_prior(0);
     __syncthreads();
-    for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= a.scale;
+    la_tile_each4(dk, [&](int r, int c) { la_mul4(qs + r * LDK + c, make_float4(a.scale, a.scale, a.scale, a.scale)); });
     for (int c = tid; c < dk; c += blockDim.x) {
         double b = 0.0;
         for (int s = 0; s < LC; s++) {
@@ -308,20 +308,28 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         la_load_tile_async(vc, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, (fz - 1) * LC, a.T, dv);
         __pipeline_commit();
     }
-    /* diagonal blocks pairwise (one warp per entry, the channels split over the lanes), and
-     * for every other entry the causal zero or the window mask inside the chunk */
-    for (int e = warp; e < 4 * 136; e += GLA_WARPS) {
-        const int blk = e / 136, r = e % 136;   /* r-th entry of a 16 x 16 lower triangle, row-major */
-        int ti = (int)((sqrtf(8.0f * r + 1.0f) - 1.0f) * 0.5f);
-        while ((ti + 1) * (ti + 2) / 2 <= r) ti++;
-        while (ti * (ti + 1) / 2 > r) ti--;
-        const int t = blk * 16 + ti, s = blk * 16 + r - ti * (ti + 1) / 2;
+    /* diagonal blocks pairwise: a warp takes rows p and 15 - p of one 16 x 16 block (17 entries
+     * on or below the diagonal), a lane one entry (lanes 0-15 row p, 16-31 row 15 - p, key
+     * lane & 15) over every channel, so no reduction across lanes; the float4 reads are
+     * broadcasts (the row's q and b) or meet 32 distinct banks (k and b of 8 keys: rows 4
+     * banks apart). (One warp an entry, channels over the lanes and a shuffle reduction, took
+     * ~2x the instructions.) Then, for every other entry, the causal zero or the window mask
+     * inside the chunk. */
+    for (int e = warp; e < 4 * 8; e += GLA_WARPS) {
+        const int ti = lane < 16 ? (e & 7) : 15 - (e & 7), si = lane & 15;
+        const int t = (e >> 3) * 16 + ti, s = (e >> 3) * 16 + si;
+        if (si > ti) continue;
         const float *qr = qs + t * LDK, *kr = ks + s * LDK, *bt = bs + t * LDK, *bq = bs + s * LDK;
         float acc = 0.0f;
-        for (int c = lane; c < dk; c += 32) acc += qr[c] * kr[c] * __expf(bt[c] - bq[c]);
-        #pragma unroll
-        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-        if (lane == 0) as[t * LA_LDA + s] = win && t0 + s < lo[t] ? 0.0f : acc;
+        for (int c = 0; c < dk; c += 4) {
+            const float4 q = *(const float4 *)(qr + c), k = *(const float4 *)(kr + c);
+            const float4 g = *(const float4 *)(bt + c), h = *(const float4 *)(bq + c);
+            acc += q.x * k.x * __expf(g.x - h.x);
+            acc += q.y * k.y * __expf(g.y - h.y);
+            acc += q.z * k.z * __expf(g.z - h.z);
+            acc += q.w * k.w * __expf(g.w - h.w);
+        }
+        as[t * LA_LDA + s] = win && t0 + s < lo[t] ? 0.0f : acc;
     }
     for (int e = tid; e < LC * LC; e += blockDim.x) {
         const int t = e / LC, s = e % LC;
@@ -330,10 +338,10 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     }
     __syncthreads();
     /* Qt = q/sqrt(dk) exp(b_t), in place (the intra products above are done with q) */
-    for (int i = tid; i < LC * dk; i += blockDim.x) {
-        const int t = i / dk, c = i % dk;
-        qs[t * LDK + c] *= __expf(bs[t * LDK + c]);
-    }
+    la_tile_each4(dk, [&](int t, int c) {
+        const float4 b = *(const float4 *)(bs + t * LDK + c);
+        la_mul4(qs + t * LDK + c, make_float4(__expf(b.x), __expf(b.y), __expf(b.z), __expf(b.w)));
+    });
     /* The carried state Z_n (dk x dv) is copied into shared memory over ks and bs, which are
      * free once Qt is complete (dk (dv + 4) <= 2 LC (dk + 4) for dk, dv <= 128), while the
      * warps do A V. (Read from global memory inside the tile products, every k-slice waited
@@ -382,7 +390,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
             for (int c = tid; c < dk; c += blockDim.x) ez[c] = expf(ez[c]);
         __syncthreads();                   /* every warp is done with Qt for the state term; ez */
         if (lzs)
-            for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= ez[i % dk];
+            la_tile_each4(dk, [&](int r, int c) { la_mul4(qs + r * LDK + c, *(const float4 *)(ez + c)); });
         for (int j = fz - 1; j >= pd; j--) {
             __syncthreads();               /* kc, vc, as, pj free; Qhat complete */
             if (!(pre && j == fz - 1)) {   /* (the prefetched chunk's copies are in flight or in) */
@@ -409,7 +417,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
                 if (s >= KFIRST(t >> 4) && (long)j * LC + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
             }
             if (j > pd)                    /* carry Qhat back across chunk j for the next one */
-                for (int i = tid; i < LC * dk; i += blockDim.x) qs[i / dk * LDK + i % dk] *= pj[i % dk];
+                la_tile_each4(dk, [&](int r, int c) { la_mul4(qs + r * LDK + c, *(const float4 *)(pj + c)); });
             __syncthreads();
             #pragma unroll
             for (int u = 0; u < GLA_TPW; u++) {
