@@ -6,7 +6,9 @@
 - fast model forward == plain model forward for every mixer type, LH and HH, GQA, conv;
 - swla exact == the value-path sum over (t-W, t] (spec section 4's c_{t,s}, built here
   independently), and swla overlap == restart from max(0, (j+1)S - W);
-- log_scale / rope_window / swa_window / ablate change what the spec says and nothing else.
+- log_scale / rope_window / swa_window / ablate change what the spec says and nothing else;
+- with --compile (slow: Inductor compiles each model, ~1-3 min on a CPU): the torch.compile'd
+  training paths (train.py --compile core|model) give the eager forward and gradients.
 """
 import argparse
 import math
@@ -128,6 +130,34 @@ def test_models(dev):
         close(b, a, 1e-9, f"model {n}: fast vs plain forward with knobs")
 
 
+def test_compile(dev):
+    """train.py --compile core and --compile model against the eager fast path: forward and
+    every parameter's gradient, float64, a gla+nope and a gdn+nope HH model."""
+    import model as model_mod
+    toks = torch.randint(0, 258, (2, 40), generator=torch.Generator().manual_seed(2))
+    layouts = [[[{"type": "gla", "num_heads": 2}, {"type": "nope", "num_heads": 1}]],
+               [[{"type": "gdn", "num_heads": 2}], [{"type": "nope", "num_heads": 2}]]]
+    for n, lay in enumerate(layouts):
+        m = HybridLM(small_cfg(lay)).to(dev)
+        m.init_weights(n)
+
+        def run(fwd):
+            m.zero_grad(set_to_none=True)
+            out = fwd(toks.to(dev), fast=True)
+            (out.square().mean()).backward()
+            return out.detach(), torch.cat([p.grad.flatten() for p in m.parameters()])
+        ref_out, ref_grad = run(m)
+        for mode in ("core", "model"):
+            if mode == "core":
+                model_mod.enable_compile()
+                out, grad = run(m)
+                model_mod.disable_compile()
+            else:
+                out, grad = run(torch.compile(m, dynamic=False))
+            close(out, ref_out, 1e-9, f"compile {mode}, model {n}: forward")
+            close(grad, ref_grad, 1e-9, f"compile {mode}, model {n}: gradients")
+
+
 def test_swla(dev):
     g = torch.Generator().manual_seed(3)
     B, T, d = 1, 29, 16
@@ -157,7 +187,10 @@ def test_swla(dev):
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--compile", action="store_true", help="also check the torch.compile'd paths (slow)")
     a = ap.parse_args()
+    if a.compile:
+        test_compile(a.device)
     test_cores(a.device)
     test_swla(a.device)
     test_models(a.device)

@@ -371,7 +371,12 @@ def main():
             torch.cuda.synchronize()
             graph = None
             use_graph = False
-            say(f"CUDA graph capture failed ({type(e).__name__}: {e}); training eagerly")
+            say(f"CUDA graph capture failed ({type(e).__name__}: {str(e)[:300]}); training eagerly")
+            if a.compile != "off":  # the compiled step may be what failed: the plain one is equal
+                fwd = model
+                model_mod.disable_compile()
+                la_kernels += f"; --compile {a.compile} failed, eager PyTorch"
+                say(f"--compile {a.compile} dropped")
     nxt = batch()
     t_probe = None
     while step < a.steps:
