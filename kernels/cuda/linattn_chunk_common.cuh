@@ -154,6 +154,20 @@ template <typename F> __device__ __forceinline__ void la_tile_each4(int d, F f) 
     }
 }
 
+/* 2^x with a subnormal result flushed to zero: every use is a decay factor <= 1 (or a
+ * product with one), and the non-ftz instruction needs a range fix-up of three more
+ * instructions per call, in the gla output kernel's innermost loop */
+__device__ __forceinline__ float la_exp2(float x) {
+#ifdef __CUDA_ARCH__
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#else
+    return exp2f(x);
+#endif
+}
+#define LA_LOG2E 1.4426950408889634
+
 /* p[0..3] *= s[0..3] (16-byte aligned) */
 __device__ __forceinline__ void la_mul4(float *p, float4 s) {
     float4 x = *(float4 *)p;

@@ -271,11 +271,12 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     __pipeline_wait_prior(0);
     __syncthreads();
     la_tile_each4(dk, [&](int r, int c) { la_mul4(qs + r * LDK + c, make_float4(a.scale, a.scale, a.scale, a.scale)); });
+    /* bs: the in-chunk cumulative log decay, in log2 units (every use below is 2^(difference)) */
     for (int c = tid; c < dk; c += blockDim.x) {
         double b = 0.0;
         for (int s = 0; s < LC; s++) {
             b += bs[s * LDK + c];
-            bs[s * LDK + c] = (float)b;
+            bs[s * LDK + c] = (float)(b * LA_LOG2E);
         }
     }
     __syncthreads();
@@ -294,8 +295,8 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
                 const int row = e / w, c = e % w, cc = c0 + c;
                 const float br = bs[r * LDK + cc];
                 const int tq = bi * 16 + row, tk = bj * 16 + row;
-                qh[row * 36 + c] = qs[tq * LDK + cc] * __expf(bs[tq * LDK + cc] - br);
-                kh[row * 36 + c] = ks[tk * LDK + cc] * __expf(br - bs[tk * LDK + cc]);
+                qh[row * 36 + c] = qs[tq * LDK + cc] * la_exp2(bs[tq * LDK + cc] - br);
+                kh[row * 36 + c] = ks[tk * LDK + cc] * la_exp2(br - bs[tk * LDK + cc]);
             }
             __syncwarp();
             la_mma<la_a_row, la_b_col>(acc, qh, 36, 8, kh, 36, 8, w);
@@ -324,10 +325,10 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         for (int c = 0; c < dk; c += 4) {
             const float4 q = *(const float4 *)(qr + c), k = *(const float4 *)(kr + c);
             const float4 g = *(const float4 *)(bt + c), h = *(const float4 *)(bq + c);
-            acc += q.x * k.x * __expf(g.x - h.x);
-            acc += q.y * k.y * __expf(g.y - h.y);
-            acc += q.z * k.z * __expf(g.z - h.z);
-            acc += q.w * k.w * __expf(g.w - h.w);
+            acc += q.x * k.x * la_exp2(g.x - h.x);
+            acc += q.y * k.y * la_exp2(g.y - h.y);
+            acc += q.z * k.z * la_exp2(g.z - h.z);
+            acc += q.w * k.w * la_exp2(g.w - h.w);
         }
         as[t * LA_LDA + s] = win && t0 + s < lo[t] ? 0.0f : acc;
     }
@@ -340,7 +341,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     /* Qt = q/sqrt(dk) exp(b_t), in place (the intra products above are done with q) */
     la_tile_each4(dk, [&](int t, int c) {
         const float4 b = *(const float4 *)(bs + t * LDK + c);
-        la_mul4(qs + t * LDK + c, make_float4(__expf(b.x), __expf(b.y), __expf(b.z), __expf(b.w)));
+        la_mul4(qs + t * LDK + c, make_float4(la_exp2(b.x), la_exp2(b.y), la_exp2(b.z), la_exp2(b.w)));
     });
     /* The carried state Z_n (dk x dv) is copied into shared memory over ks and bs, which are
      * free once Qt is complete (dk (dv + 4) <= 2 LC (dk + 4) for dk, dv <= 128), while the
