@@ -57,15 +57,15 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
     __pipeline_wait_prior(0);
     __syncthreads();
     /* rows past T hold gk = 0: b stays at b_last there and their k is zero */
+    /* Khat_s = k_s exp(sum of g over the rows after s): one pass from the chunk's end (the
+     * suffix sum itself, not the total minus a prefix: one serial walk instead of two) */
     for (int c = threadIdx.x; c < dk; c += blockDim.x) {
-        double bl = 0.0;
-        for (int s = 0; s < LC; s++) bl += gs[s * LDK + c];
-        double b = 0.0;
-        for (int s = 0; s < LC; s++) {
-            b += gs[s * LDK + c];
-            ks[s * LDK + c] *= expf((float)(bl - b));
+        double suf = 0.0;
+        for (int s = LC - 1; s >= 0; s--) {
+            ks[s * LDK + c] *= la_exp2((float)(suf * LA_LOG2E));
+            suf += gs[s * LDK + c];
         }
-        a.P[((size_t)n * a.H + h) * dk + c] = (float)bl;
+        a.P[((size_t)n * a.H + h) * dk + c] = (float)suf;
     }
     __syncthreads();
     if (a.Kh) {                  /* SWLA: the output kernel reads Khat of the chunks a window edge cuts */
