@@ -2,7 +2,7 @@
 # One call on the GPU machine (through the device tool): build (with the carried .deps debs
 # when the image lacks libcjson/openblas), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
-# (the default set) or any of those plus lagain, map, laprof, ladetail, decode, dspeed.
+# (the default set) or any of those plus lagain, prefprof, map, laprof, ladetail, decode, dspeed.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
@@ -108,6 +108,30 @@ for k, v in sorted(acc.items()):
     print(f"laprof {k}: {len(v)} launches, mean {sum(v) / len(v):.3f} ms, max {max(v):.3f} ms")
 PY
     else echo "laprof: no ncu"; fi ;;
+prefprof) # where a 64K prefill's time goes, kernel by kernel (ncu, one metric, each launch once; the
+        # bench binary's model mode with --reps 1 runs two forwards, eager launches): PREFPROF_TYPES
+    [ -x build/hs_gpu_bench ] || BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/prefprof_build.log" 2>&1
+    command -v ncu >/dev/null || { echo "prefprof: no ncu"; continue; }
+    for t in ${PREFPROF_TYPES:-swa gla gdn}; do
+        HS_CUDA_GRAPH=0 timeout 240 ncu --clock-control none --metrics gpu__time_duration.sum \
+            build/hs_gpu_bench model --preset 376m --efficient "$t" --lengths 65536 --reps 1 > "$OUT/prefprof_$t.txt" 2>&1
+        echo "prefprof $t rc=$? (ms per forward, the sum of two forwards halved)"
+        python3 - "$OUT/prefprof_$t.txt" "$t" <<'PY'
+import re, sys
+cur, acc = None, {}
+for line in open(sys.argv[1]):
+    m = re.match(r"  (\S.*?)\(.*Context \d+, Stream", line)
+    if m: cur = re.sub(r"<.*", "", m.group(1)).split("::")[-1][:60]
+    m = re.search(r"gpu__time_duration.sum\s+(\w+)\s+([\d.,]+)", line)
+    if m and cur:
+        v = float(m.group(2).replace(",", "")) * {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}.get(m.group(1), 1.0)
+        n, tot = acc.get(cur, (0, 0.0)); acc[cur] = (n + 1, tot + v)
+total = sum(v for _, v in acc.values()) / 2
+print(f"prefprof {sys.argv[2]}: kernels {total:.2f} ms per forward")
+for k, (n, v) in sorted(acc.items(), key=lambda kv: -kv[1][1])[:25]:
+    print(f"prefprof {sys.argv[2]} {k}: {n // 2} launches, {v / 2:.2f} ms ({100 * v / 2 / total:.1f}%)")
+PY
+    done ;;
 ladetail) # why the chunk kernels take their time: one 64K launch of each, ncu's speed-of-light,
         # occupancy and warp-stall sections (the full files under $OUT, the top stalls printed)
     # (built with -lineinfo: the source counters name the lines the warps stall on; the report
