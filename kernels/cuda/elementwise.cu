@@ -2,6 +2,7 @@
  * the gla/gdn gates, per-head norm and gate, conversions, per-row NLL. Plain expf/logf
  * (no fast math): these feed softmax, entropy and the NLL. */
 #include "kernels.cuh"
+#include "elementwise_body.cuh"
 
 #include <math.h>
 
@@ -9,6 +10,9 @@ static inline unsigned blocks_for(size_t n, unsigned threads) {
     size_t b = (n + threads - 1) / threads;
     return (unsigned)(b < 65535u * 64u ? b : 65535u * 64u);
 }
+
+/* blocks for the row kernels of elementwise_body.cuh: one a row, up to the same cap */
+static inline unsigned rows_for(int T) { return (unsigned)(T < 65535 * 64 ? (T > 0 ? T : 1) : 65535 * 64); }
 
 /* Block-wide sum for blockDim.x a multiple of 32, up to 1024 threads. */
 __device__ static float block_sum(float v, float *red) {
@@ -33,18 +37,9 @@ __device__ static float block_max(float v, float *red) {
     return s;
 }
 
-__global__ static void embedding_kernel(float *x, const __nv_bfloat16 *embed, const int32_t *tokens,
-                                        int T, int d) {
-    size_t n = (size_t)T * d;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        size_t t = i / d, j = i % d;
-        x[i] = __bfloat162float(embed[(size_t)tokens[t] * d + j]);
-    }
-}
-
 cudaError_t cu_embedding(float *x, const __nv_bfloat16 *embed, const int32_t *tokens, int T, int d,
                          cudaStream_t st) {
-    embedding_kernel<<<blocks_for((size_t)T * d, 256), 256, 0, st>>>(x, embed, tokens, T, d);
+    embedding_kernel<<<rows_for(T), 256, 0, st>>>(x, embed, tokens, T, d);
     return cudaGetLastError();
 }
 
@@ -70,65 +65,22 @@ cudaError_t cu_rmsnorm(__nv_bfloat16 *out_bf16, float *out_f32, const float *x, 
     return cudaGetLastError();
 }
 
-__global__ static void rope_kernel(float *x, int T, int n_heads, int head_dim, double log_theta) {
-    int half = head_dim / 2;
-    size_t n = (size_t)T * n_heads * half;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        int p = (int)(i % half);
-        size_t row = i / half;             /* t * n_heads + h */
-        int t = (int)(row / n_heads);
-        double a = (double)t * exp(-2.0 * p / head_dim * log_theta);
-        float c = (float)cos(a), s = (float)sin(a);
-        float *y = x + row * head_dim;
-        float x0 = y[p], x1 = y[p + half];
-        y[p] = x0 * c - x1 * s;
-        y[p + half] = x1 * c + x0 * s;
-    }
-}
-
 cudaError_t cu_rope(float *x, int T, int n_heads, int head_dim, float theta, cudaStream_t st) {
     size_t n = (size_t)T * n_heads * (head_dim / 2);
     if (n == 0) return cudaSuccess;
-    rope_kernel<<<blocks_for(n, 256), 256, 0, st>>>(x, T, n_heads, head_dim, log((double)theta));
+    const int half = head_dim / 2, nt = half < 32 ? 32 : (half > 256 ? 256 : (half + 31) / 32 * 32);
+    rope_kernel<<<rows_for(T), nt, 0, st>>>(x, T, n_heads, head_dim, log((double)theta));
     return cudaGetLastError();
-}
-
-__global__ static void swiglu_kernel(__nv_bfloat16 *out, const float *gu, int T, int F) {
-    size_t n = (size_t)T * F;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        size_t t = i / F, f = i % F;
-        float g = gu[t * 2 * F + f], u = gu[t * 2 * F + F + f];
-        out[i] = __float2bfloat16(g / (1.0f + expf(-g)) * u);
-    }
 }
 
 cudaError_t cu_swiglu(__nv_bfloat16 *out, const float *gu, int T, int F, cudaStream_t st) {
-    swiglu_kernel<<<blocks_for((size_t)T * F, 256), 256, 0, st>>>(out, gu, T, F);
+    swiglu_kernel<<<rows_for(T), 256, 0, st>>>(out, gu, T, F);
     return cudaGetLastError();
-}
-
-__global__ static void conv_silu_kernel(float *out, const float *in, const float *w, int T, int C,
-                                        int K, int silu) {
-    size_t n = (size_t)T * C;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        int t = (int)(i / C), c = (int)(i % C);
-        float acc;
-        if (w) {
-            acc = 0.0f;
-            for (int j = 0; j < K; j++) {
-                int s = t - K + 1 + j;
-                if (s >= 0) acc += w[(size_t)c * K + j] * in[(size_t)s * C + c];
-            }
-        } else {
-            acc = in[i];
-        }
-        out[i] = silu ? acc / (1.0f + expf(-acc)) : acc;
-    }
 }
 
 cudaError_t cu_conv_silu(float *out, const float *in, const float *w, int T, int C, int K, int silu,
                          cudaStream_t st) {
-    conv_silu_kernel<<<blocks_for((size_t)T * C, 256), 256, 0, st>>>(out, in, w, T, C, K, silu);
+    conv_silu_kernel<<<rows_for(T), 256, 0, st>>>(out, in, w, T, C, K, silu);
     return cudaGetLastError();
 }
 
@@ -151,17 +103,8 @@ cudaError_t cu_l2norm_heads(float *x, int T, int n_heads, int dim, float eps, cu
     return cudaGetLastError();
 }
 
-__global__ static void gla_gate_kernel(float *z, const float *b, int T, int C, float inv_norm) {
-    size_t n = (size_t)T * C;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float v = z[i] + b[i % C];
-        /* logsigmoid(v) = min(v, 0) - log1p(exp(-|v|)) */
-        z[i] = (fminf(v, 0.0f) - log1pf(expf(-fabsf(v)))) * inv_norm;
-    }
-}
-
 cudaError_t cu_gla_gate(float *z, const float *b, int T, int C, float normalizer, cudaStream_t st) {
-    gla_gate_kernel<<<blocks_for((size_t)T * C, 256), 256, 0, st>>>(z, b, T, C, 1.0f / normalizer);
+    gla_gate_kernel<<<rows_for(T), 256, 0, st>>>(z, b, T, C, 1.0f / normalizer);
     return cudaGetLastError();
 }
 

@@ -47,9 +47,8 @@
 #include "emu_runtime.h"
 #include "emu_mem.h"
 
-/* The shim has no gridDim: the launch below sets it (blocks run one at a time). */
+/* the launches' grids (the shim's gridDim is the grid emu::launch_call runs) */
 static emu_dim3 emu_grid_dim;
-#define gridDim emu_grid_dim
 
 #include "head_stats_body.cuh"
 #include "pooled_map_body.cuh"

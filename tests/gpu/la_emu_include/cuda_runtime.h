@@ -30,7 +30,7 @@ struct emu_dim3 { unsigned x, y, z; };
 namespace emu {
 struct Thread;
 extern Thread *cur;
-extern emu_dim3 block_idx, block_dim;
+extern emu_dim3 block_idx, block_dim, grid_dim;
 const emu_dim3 &thread_idx();
 void syncthreads();
 void syncwarp();
@@ -46,6 +46,7 @@ void check_tile(const void *p, unsigned ldm, const char *what);
 #define threadIdx (emu::thread_idx())
 #define blockIdx (emu::block_idx)
 #define blockDim (emu::block_dim)
+#define gridDim (emu::grid_dim)
 #define __syncthreads() emu::syncthreads()
 #define __syncwarp() emu::syncwarp()
 #define __shfl_xor_sync(m, v, o) emu::shfl_xor((v), (o))

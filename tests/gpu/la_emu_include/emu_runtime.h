@@ -36,7 +36,7 @@ struct Thread {
 };
 
 Thread *cur;
-emu_dim3 block_idx, block_dim;
+emu_dim3 block_idx, block_dim, grid_dim;
 static ucontext_t sched;
 static std::vector<Thread> threads;
 static char *smem_buf;
@@ -213,6 +213,7 @@ template <class F> static void launch_call(const F &f, emu_dim3 grid, int nthrea
     ff = &f;
     kernel_fn = [] { (*ff)(); };
     block_dim = emu_dim3{(unsigned)nthreads, 1, 1};
+    grid_dim = grid;
     std::vector<float> sm(smem_bytes / 4 + 64);
     for (unsigned z = 0; z < grid.z; z++)
         for (unsigned y = 0; y < grid.y; y++)

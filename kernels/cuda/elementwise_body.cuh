@@ -1,0 +1,85 @@
+/* The element-wise kernels of elementwise.cu, apart from their launchers so that
+ * tests/gpu/ew_emu.cpp can run them on the CPU. Internal to kernels/cuda.
+ *
+ * Each walks rows with the blocks (grid-stride) and a row's columns with the threads. The flat
+ * form (one grid-stride index over T x width, split by a 64-bit division and remainder per
+ * element) spent most of its instructions on that division at 64K tokens: SwiGLU's 235M
+ * elements a layer in the 376m preset, the short convolutions' 200M. RoPE takes each angle's
+ * cos and sin once for every head of the row (the flat form did it per head, in double). The
+ * arithmetic of every element is unchanged. */
+#ifndef HS_ELEMENTWISE_BODY_CUH
+#define HS_ELEMENTWISE_BODY_CUH
+
+#include <math.h>
+#include <stdint.h>
+
+__global__ static void embedding_kernel(float *x, const __nv_bfloat16 *embed, const int32_t *tokens, int T, int d) {
+    for (int t = blockIdx.x; t < T; t += gridDim.x) {
+        const __nv_bfloat16 *e = embed + (size_t)tokens[t] * d;
+        float *y = x + (size_t)t * d;
+        for (int j = threadIdx.x; j < d; j += blockDim.x) y[j] = __bfloat162float(e[j]);
+    }
+}
+
+/* blockDim.x >= 1 threads over the half-dims p of a row t; every head of the row rotated by the
+ * same angle t theta^(-2p/head_dim) */
+__global__ static void rope_kernel(float *x, int T, int n_heads, int head_dim, double log_theta) {
+    const int half = head_dim / 2;
+    for (int t = blockIdx.x; t < T; t += gridDim.x)
+        for (int p = threadIdx.x; p < half; p += blockDim.x) {
+            const double a = (double)t * exp(-2.0 * p / head_dim * log_theta);
+            const float c = (float)cos(a), s = (float)sin(a);
+            for (int h = 0; h < n_heads; h++) {
+                float *y = x + ((size_t)t * n_heads + h) * head_dim;
+                const float x0 = y[p], x1 = y[p + half];
+                y[p] = x0 * c - x1 * s;
+                y[p + half] = x1 * c + x0 * s;
+            }
+        }
+}
+
+/* out[t, f] = silu(gu[t, f]) gu[t, F + f] */
+__global__ static void swiglu_kernel(__nv_bfloat16 *out, const float *gu, int T, int F) {
+    for (int t = blockIdx.x; t < T; t += gridDim.x) {
+        const float *g = gu + (size_t)t * 2 * F, *u = g + F;
+        __nv_bfloat16 *o = out + (size_t)t * F;
+        for (int f = threadIdx.x; f < F; f += blockDim.x) {
+            const float gv = g[f];
+            o[f] = __float2bfloat16(gv / (1.0f + expf(-gv)) * u[f]);
+        }
+    }
+}
+
+/* out[t, c] = [silu] (sum_j w[c, j] in[t - K + 1 + j, c]) (causal depthwise, zero before 0), or
+ * [silu] in[t, c] without w */
+__global__ static void conv_silu_kernel(float *out, const float *in, const float *w, int T, int C, int K,
+                                        int silu) {
+    for (int t = blockIdx.x; t < T; t += gridDim.x)
+        for (int c = threadIdx.x; c < C; c += blockDim.x) {
+            float acc;
+            if (w) {
+                acc = 0.0f;
+                for (int j = 0; j < K; j++) {
+                    const int s = t - K + 1 + j;
+                    if (s >= 0) acc += w[(size_t)c * K + j] * in[(size_t)s * C + c];
+                }
+            } else {
+                acc = in[(size_t)t * C + c];
+            }
+            out[(size_t)t * C + c] = silu ? acc / (1.0f + expf(-acc)) : acc;
+        }
+}
+
+/* z[t, c] = logsigmoid(z[t, c] + b[c]) / normalizer */
+__global__ static void gla_gate_kernel(float *z, const float *b, int T, int C, float inv_norm) {
+    for (int t = blockIdx.x; t < T; t += gridDim.x) {
+        float *row = z + (size_t)t * C;
+        for (int c = threadIdx.x; c < C; c += blockDim.x) {
+            const float v = row[c] + b[c];
+            /* logsigmoid(v) = min(v, 0) - log1p(exp(-|v|)) */
+            row[c] = (fminf(v, 0.0f) - log1pf(expf(-fabsf(v)))) * inv_norm;
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,154 @@
+/* The element-wise kernel bodies (kernels/cuda/elementwise_body.cuh: embedding, RoPE, SwiGLU,
+ * short conv + SiLU, the gla gate) run on the CPU in the emulator of
+ * tests/gpu/la_emu_include/emu_runtime.h (threads as coroutines), against references written
+ * here as plain loops over every element, in the form the contract states (model-spec
+ * section 3). The kernels and references do the same float arithmetic per element (the CPU's
+ * expf, cos and sin on both sides), so every element must match exactly; what is tested is the
+ * kernels' walk: rows by blocks (grid-stride, fewer blocks than rows too), columns by threads,
+ * widths that are not multiples of the block, RoPE's one angle for every head. Outputs start
+ * as NaN, so an element the walk misses shows. Build and run: tests/cli/ew_emu.sh. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vector>
+
+#include "cuda_runtime.h"
+#include "cuda_bf16.h"
+#include "emu_runtime.h"
+#include "elementwise_body.cuh"
+
+static unsigned seed = 11u;
+static float frand() { seed = seed * 1664525u + 1013904223u; return (float)((seed >> 8) & 0xffffff) / 16777216.0f; }
+static int fails, cases;
+
+static void check(const char *what, const float *got, const float *want, size_t n) {
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(got[i] == want[i])) { if (!bad) first = i; bad++; }
+    cases++;
+    if (bad) {
+        fails++;
+        printf("FAIL %s: %zu of %zu elements differ (first %zu: %g, want %g)\n", what, bad, n, first, got[first], want[first]);
+    } else {
+        printf("ok   %s: %zu elements\n", what, n);
+    }
+}
+
+static std::vector<float> rnd(size_t n, float lo, float hi) {
+    std::vector<float> v(n);
+    for (auto &x : v) x = lo + (hi - lo) * frand();
+    return v;
+}
+
+/* grid: blocks to launch (fewer than T tests the grid-stride walk) */
+static void run(int T, int width, int heads, int threads, unsigned grid) {
+    char what[160];
+    const emu_dim3 g = {grid, 1, 1};
+    /* embedding */
+    {
+        const int V = 50, d = width;
+        std::vector<__nv_bfloat16> E((size_t)V * d);
+        for (auto &e : E) e = __float2bfloat16(2 * frand() - 1);
+        std::vector<int32_t> tok(T);
+        for (auto &t : tok) t = (int32_t)(frand() * V) % V;
+        std::vector<float> out((size_t)T * d, NAN), want((size_t)T * d);
+        for (int t = 0; t < T; t++)
+            for (int j = 0; j < d; j++) want[(size_t)t * d + j] = __bfloat162float(E[(size_t)tok[t] * d + j]);
+        float *o = out.data();
+        const __nv_bfloat16 *e = E.data();
+        const int32_t *tk = tok.data();
+        emu::launch_call([=] { embedding_kernel(o, e, tk, T, d); }, g, threads, 0);
+        snprintf(what, sizeof what, "embedding T=%d d=%d threads=%d grid=%u", T, d, threads, grid);
+        check(what, out.data(), want.data(), out.size());
+    }
+    /* RoPE: rows t, heads h, pairs (p, p + half) rotated by t theta^(-2p/hd) */
+    {
+        const int hd = width - width % 2, half = hd / 2;
+        const double lt = log(10000.0);
+        std::vector<float> x = rnd((size_t)T * heads * hd, -1, 1), want = x;
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < heads; h++)
+                for (int p = 0; p < half; p++) {
+                    const double a = (double)t * exp(-2.0 * p / hd * lt);
+                    const float c = (float)cos(a), s = (float)sin(a);
+                    float *y = want.data() + ((size_t)t * heads + h) * hd;
+                    const float x0 = y[p], x1 = y[p + half];
+                    y[p] = x0 * c - x1 * s;
+                    y[p + half] = x1 * c + x0 * s;
+                }
+        float *xp = x.data();
+        emu::launch_call([=] { rope_kernel(xp, T, heads, hd, lt); }, g, threads, 0);
+        snprintf(what, sizeof what, "rope T=%d heads=%d head_dim=%d threads=%d grid=%u", T, heads, hd, threads, grid);
+        check(what, x.data(), want.data(), x.size());
+    }
+    /* SwiGLU: gu rows [gate | up] */
+    {
+        const int F = width;
+        std::vector<float> gu = rnd((size_t)T * 2 * F, -4, 4);
+        std::vector<__nv_bfloat16> out((size_t)T * F, (__nv_bfloat16)0x7fc0);
+        std::vector<float> got((size_t)T * F), want((size_t)T * F);
+        for (int t = 0; t < T; t++)
+            for (int f = 0; f < F; f++) {
+                const float gv = gu[(size_t)t * 2 * F + f], uv = gu[(size_t)t * 2 * F + F + f];
+                want[(size_t)t * F + f] = __bfloat162float(__float2bfloat16(gv / (1.0f + expf(-gv)) * uv));
+            }
+        __nv_bfloat16 *o = out.data();
+        const float *gp = gu.data();
+        emu::launch_call([=] { swiglu_kernel(o, gp, T, F); }, g, threads, 0);
+        for (size_t i = 0; i < got.size(); i++) got[i] = __bfloat162float(out[i]);
+        snprintf(what, sizeof what, "swiglu T=%d F=%d threads=%d grid=%u", T, F, threads, grid);
+        check(what, got.data(), want.data(), got.size());
+    }
+    /* short conv (K = 4) with and without SiLU, and SiLU alone */
+    for (int mode = 0; mode < 3; mode++) {
+        const int C = width, K = 4, silu = mode != 1;
+        std::vector<float> in = rnd((size_t)T * C, -2, 2), w = rnd((size_t)C * K, -1, 1);
+        std::vector<float> out((size_t)T * C, NAN), want((size_t)T * C);
+        for (int t = 0; t < T; t++)
+            for (int c = 0; c < C; c++) {
+                float acc = 0.0f;
+                if (mode < 2) {
+                    for (int j = 0; j < K; j++)
+                        if (t - K + 1 + j >= 0) acc += w[(size_t)c * K + j] * in[(size_t)(t - K + 1 + j) * C + c];
+                } else {
+                    acc = in[(size_t)t * C + c];
+                }
+                want[(size_t)t * C + c] = silu ? acc / (1.0f + expf(-acc)) : acc;
+            }
+        float *o = out.data();
+        const float *ip = in.data(), *wp = mode < 2 ? w.data() : NULL;
+        emu::launch_call([=] { conv_silu_kernel(o, ip, wp, T, C, K, silu); }, g, threads, 0);
+        snprintf(what, sizeof what, "conv_silu %s T=%d C=%d threads=%d grid=%u",
+                 mode == 0 ? "conv+silu" : mode == 1 ? "conv" : "silu", T, C, threads, grid);
+        check(what, out.data(), want.data(), out.size());
+    }
+    /* gla gate: logsigmoid(z + b) / 16 */
+    {
+        const int C = width;
+        std::vector<float> z = rnd((size_t)T * C, -30, 10), b = rnd(C, -1, 1), want = z;
+        for (int t = 0; t < T; t++)
+            for (int c = 0; c < C; c++) {
+                const float v = want[(size_t)t * C + c] + b[c];
+                want[(size_t)t * C + c] = (fminf(v, 0.0f) - log1pf(expf(-fabsf(v)))) * (1.0f / 16.0f);
+            }
+        float *zp = z.data();
+        const float *bp = b.data();
+        emu::launch_call([=] { gla_gate_kernel(zp, bp, T, C, 1.0f / 16.0f); }, g, threads, 0);
+        snprintf(what, sizeof what, "gla_gate T=%d C=%d threads=%d grid=%u", T, C, threads, grid);
+        check(what, z.data(), want.data(), z.size());
+    }
+}
+
+int main() {
+    /* widths below, at and above the block; grids of one block a row, fewer, and one */
+    run(7, 40, 3, 32, 7);
+    run(13, 100, 2, 64, 5);
+    run(9, 300, 4, 256, 1);
+    run(5, 64, 8, 64, 2);
+    run(1, 130, 1, 32, 1);
+    printf("ew_emu %s: %d/%d runs exact\n", fails ? "FAIL" : "PASS", cases - fails, cases);
+    return fails ? 1 : 0;
+}
