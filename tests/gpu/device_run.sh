@@ -158,3 +158,13 @@ ladetail) # why the chunk kernels take their time: one 64K launch of each, ncu's
     grep -E "^  [a-z_]+kernel|Duration" "$OUT/ladetail_gla_exact_swla.txt" | sed 's/^ */  /' ;;
 dspeed) timeout 300 bash tests/gpu/decode_speed.sh "$HS_BIN" > "$OUT/dspeed.log" 2>&1; echo "dspeed rc=$?"; cat "$OUT/dspeed.log" ;;
 esac; done
+# The device tool brings back at most 8 files of up to 16 MiB: past 7, everything but run.log
+# goes into one archive (ncu's report files left out of it if it would be too large; their text
+# and source pages stay in).
+n=$(find "$OUT" -maxdepth 1 -type f ! -name run.log | wc -l)
+if [ "$n" -gt 7 ]; then
+    (cd "$OUT" && find . -maxdepth 1 -type f ! -name run.log ! -name detail.tgz -printf '%P\n' > /tmp/hs_pack.list &&
+        tar czf detail.tgz -T /tmp/hs_pack.list &&
+        { [ "$(stat -c %s detail.tgz)" -lt 16000000 ] || tar czf detail.tgz --exclude='*.ncu-rep' -T /tmp/hs_pack.list; } &&
+        xargs rm -f < /tmp/hs_pack.list && echo "packed $n files into detail.tgz ($(du -h detail.tgz | cut -f1))")
+fi
