@@ -14,6 +14,9 @@ set -u
 R=$(cd "$(dirname "$0")" && pwd)
 secs=${1:-480}
 export OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
+# --compile: eleven members compile at once; each with the default worker pool (one per CPU)
+# would oversubscribe the 16 CPUs several times over
+export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-2}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=/tmp/family
 mkdir -p $W

@@ -131,6 +131,8 @@ def main():
                          "the call)")
     ap.add_argument("--sync-dir", default="", help="with --deadline: where members report timing")
     ap.add_argument("--family-size", type=int, default=1)
+    ap.add_argument("--ready-wait", type=float, default=300,
+                    help="with --deadline: seconds to wait for every member to be stepping before the timing probe")
     ap.add_argument("--probe-steps", type=int, default=30)
     ap.add_argument("--reserve", type=float, default=40, help="seconds kept for eval and export")
     a = ap.parse_args()
@@ -279,7 +281,10 @@ def main():
         session-3 call, which then stopped at the deadline after 789-1032 of 1335 steps)."""
         os.makedirs(a.sync_dir, exist_ok=True)
         open(os.path.join(a.sync_dir, a.name + ".ready"), "w").close()
-        wait_for_family(".ready", 300)   # fla compiles and autotunes its kernels first
+        # members compile first (fla's autotuning, --compile's Inductor): the probe must not
+        # start before the slowest is stepping, or it times a lighter GPU and the agreed steps
+        # overrun the deadline (members then stop at different counts)
+        wait_for_family(".ready", a.ready_wait)
 
     def agree_on_steps():
         """Barrier: every member reports its step time; all compute the same step count from
