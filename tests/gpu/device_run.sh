@@ -112,11 +112,11 @@ prefprof) # where a 64K prefill's time goes, kernel by kernel (ncu, one metric, 
         # bench binary's model mode with --reps 1 runs two forwards, eager launches): PREFPROF_TYPES
     [ -x build/hs_gpu_bench ] || BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/prefprof_build.log" 2>&1
     command -v ncu >/dev/null || { echo "prefprof: no ncu"; continue; }
-    for t in ${PREFPROF_TYPES:-swa gla gdn}; do
+    for t in ${PREFPROF_TYPES:-swa gla gdn}; do for L in ${PREFPROF_LENGTHS:-65536 4096}; do
         HS_CUDA_GRAPH=0 timeout 240 ncu --clock-control none --metrics gpu__time_duration.sum \
-            build/hs_gpu_bench model --preset 376m --efficient "$t" --lengths 65536 --reps 1 > "$OUT/prefprof_$t.txt" 2>&1
-        echo "prefprof $t rc=$? (ms per forward, the sum of two forwards halved)"
-        python3 - "$OUT/prefprof_$t.txt" "$t" <<'PY'
+            build/hs_gpu_bench model --preset 376m --efficient "$t" --lengths "$L" --reps 1 > "$OUT/prefprof_${t}_$L.txt" 2>&1
+        echo "prefprof $t T=$L rc=$? (ms per forward, the sum of two forwards halved)"
+        python3 - "$OUT/prefprof_${t}_$L.txt" "$t T=$L" <<'PY'
 import re, sys
 cur, acc = None, {}
 for line in open(sys.argv[1]):
@@ -131,7 +131,7 @@ print(f"prefprof {sys.argv[2]}: kernels {total:.2f} ms per forward")
 for k, (n, v) in sorted(acc.items(), key=lambda kv: -kv[1][1])[:25]:
     print(f"prefprof {sys.argv[2]} {k}: {n // 2} launches, {v / 2:.2f} ms ({100 * v / 2 / total:.1f}%)")
 PY
-    done ;;
+    done; done ;;
 ladetail) # why the chunk kernels take their time: one 64K launch of each, ncu's speed-of-light,
         # occupancy and warp-stall sections (the full files under $OUT, the top stalls printed)
     # (built with -lineinfo: the source counters name the lines the warps stall on; the report
