@@ -201,14 +201,13 @@ __device__ __forceinline__ void la_load_tile(float *dst, int ldd, const float *_
 /* The same copy through cp.async (no registers, completes at __pipeline_wait_prior). */
 __device__ __forceinline__ void la_load_tile_async(float *dst, int ldd, const float *src, size_t ld, size_t col0,
                                                    int t0, int T, int d) {
-    const int q = d >> 2, total = LC * q;
-    for (int i = threadIdx.x; i < total; i += blockDim.x) {
-        const int r = i / q, t = t0 + r, c = (i % q) * 4;
+    la_tile_each4(d, [&](int r, int c) {
+        const int t = t0 + r;
         const bool ok = t < T;
         /* rows past T: zero fill, reading nothing (the source address stays in bounds) */
         const float *s = src + (size_t)(ok ? t : t0 < T ? t0 : 0) * ld + col0 + c;
         __pipeline_memcpy_async(dst + r * ldd + c, s, 16, ok ? 0 : 16);
-    }
+    });
 }
 
 #endif
