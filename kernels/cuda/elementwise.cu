@@ -73,6 +73,11 @@ cudaError_t cu_rope(float *x, int T, int n_heads, int head_dim, float theta, cud
     return cudaGetLastError();
 }
 
+cudaError_t cu_swiglu_bf16(__nv_bfloat16 *out, const __nv_bfloat16 *gu, int T, int F, cudaStream_t st) {
+    swiglu_bf16_kernel<<<rows_for(T), 256, 0, st>>>(out, gu, T, F);
+    return cudaGetLastError();
+}
+
 cudaError_t cu_swiglu(__nv_bfloat16 *out, const float *gu, int T, int F, cudaStream_t st) {
     swiglu_kernel<<<rows_for(T), 256, 0, st>>>(out, gu, T, F);
     return cudaGetLastError();

@@ -50,6 +50,18 @@ __global__ static void swiglu_kernel(__nv_bfloat16 *out, const float *gu, int T,
     }
 }
 
+/* the same from a bf16 gu (the gate/up product written in bf16 by cuBLAS: HS_CUDA_FFN_BF16=1) */
+__global__ static void swiglu_bf16_kernel(__nv_bfloat16 *out, const __nv_bfloat16 *gu, int T, int F) {
+    for (int t = blockIdx.x; t < T; t += gridDim.x) {
+        const __nv_bfloat16 *g = gu + (size_t)t * 2 * F, *u = g + F;
+        __nv_bfloat16 *o = out + (size_t)t * F;
+        for (int f = threadIdx.x; f < F; f += blockDim.x) {
+            const float gv = __bfloat162float(g[f]);
+            o[f] = __float2bfloat16(gv / (1.0f + expf(-gv)) * __bfloat162float(u[f]));
+        }
+    }
+}
+
 /* out[t, c] = [silu] (sum_j w[c, j] in[t - K + 1 + j, c]) (causal depthwise, zero before 0), or
  * [silu] in[t, c] without w */
 __global__ static void conv_silu_kernel(float *out, const float *in, const float *w, int T, int C, int K,

@@ -28,6 +28,8 @@ cudaError_t cu_rmsnorm(__nv_bfloat16 *out_bf16, float *out_f32, const float *x, 
 cudaError_t cu_rope(float *x, int T, int n_heads, int head_dim, float theta, cudaStream_t st);
 /* out[t, f] = silu(gu[t, f]) * gu[t, F + f] for the fused [T, 2F] gate|up projection. */
 cudaError_t cu_swiglu(__nv_bfloat16 *out, const float *gu, int T, int F, cudaStream_t st);
+/* the same with gu in bf16 */
+cudaError_t cu_swiglu_bf16(__nv_bfloat16 *out, const __nv_bfloat16 *gu, int T, int F, cudaStream_t st);
 /* Causal depthwise conv of width K (w [C, K]; NULL = none), then silu when `silu`;
  * in and out are distinct [T, C]. */
 cudaError_t cu_conv_silu(float *out, const float *in, const float *w, int T, int C, int K, int silu,

@@ -1,6 +1,6 @@
 /* The element-wise kernel bodies (kernels/cuda/elementwise_body.cuh: embedding, RoPE, SwiGLU,
  * short conv + SiLU, the gla gate) run on the CPU in the emulator of
- * tests/gpu/la_emu_include/emu_runtime.h (threads as coroutines), against references written
+ * tests/gpu/la_emu_include/emu_runtime.h (threads as coroutines; SwiGLU also from a bf16 product), against references written
  * here as plain loops over every element, in the form the contract states (model-spec
  * section 3). The kernels and references do the same float arithmetic per element (the CPU's
  * expf, cos and sin on both sides), so every element must match exactly; what is tested is the
@@ -100,6 +100,24 @@ static void run(int T, int width, int heads, int threads, unsigned grid) {
         emu::launch_call([=] { swiglu_kernel(o, gp, T, F); }, g, threads, 0);
         for (size_t i = 0; i < got.size(); i++) got[i] = __bfloat162float(out[i]);
         snprintf(what, sizeof what, "swiglu T=%d F=%d threads=%d grid=%u", T, F, threads, grid);
+        check(what, got.data(), want.data(), got.size());
+    }
+    /* SwiGLU from a bf16 gu */
+    {
+        const int F = width;
+        std::vector<__nv_bfloat16> gu((size_t)T * 2 * F), out((size_t)T * F, (__nv_bfloat16)0x7fc0);
+        for (auto &x : gu) x = __float2bfloat16(8 * frand() - 4);
+        std::vector<float> got((size_t)T * F), want((size_t)T * F);
+        for (int t = 0; t < T; t++)
+            for (int f = 0; f < F; f++) {
+                const float gv = __bfloat162float(gu[(size_t)t * 2 * F + f]), uv = __bfloat162float(gu[(size_t)t * 2 * F + F + f]);
+                want[(size_t)t * F + f] = __bfloat162float(__float2bfloat16(gv / (1.0f + expf(-gv)) * uv));
+            }
+        __nv_bfloat16 *o = out.data();
+        const __nv_bfloat16 *gp = gu.data();
+        emu::launch_call([=] { swiglu_bf16_kernel(o, gp, T, F); }, g, threads, 0);
+        for (size_t i = 0; i < got.size(); i++) got[i] = __bfloat162float(out[i]);
+        snprintf(what, sizeof what, "swiglu_bf16 T=%d F=%d threads=%d grid=%u", T, F, threads, grid);
         check(what, got.data(), want.data(), got.size());
     }
     /* short conv (K = 4) with and without SiLU, and SiLU alone */
