@@ -139,20 +139,21 @@ __device__ __forceinline__ void la_mma_ilp(la_acc &c, const float *a, unsigned l
     la_mma_2acc<FA, FB, false>(c, a, lda, a_step, b, b, ldb, b_step, K);
 }
 
-/* f(r, c) for every row r < LC and every fourth column c < d (d a multiple of 4) of a chunk
- * tile, the block's threads strided over them. The walk carries (r, c) instead of dividing the
+/* f(r, c) for every row r < rows (la_tile_each4: a chunk tile's LC) and every fourth column
+ * c < d (d a multiple of 4), the block's threads strided over them. The walk carries (r, c) instead of dividing the
  * flat index by a runtime width per element: those divisions were a large share of the gla
  * output kernel's instructions. */
-template <typename F> __device__ __forceinline__ void la_tile_each4(int d, F f) {
+template <typename F> __device__ __forceinline__ void la_rows_each4(int rows, int d, F f) {
     const int q4 = d >> 2, nt = blockDim.x, dr = nt / q4, dc = nt % q4;
     int r = threadIdx.x / q4, c = threadIdx.x % q4;
-    while (r < LC) {
+    while (r < rows) {
         f(r, 4 * c);
         r += dr;
         c += dc;
         if (c >= q4) { c -= q4; r++; }
     }
 }
+template <typename F> __device__ __forceinline__ void la_tile_each4(int d, F f) { la_rows_each4(LC, d, f); }
 
 /* 2^x with a subnormal result flushed to zero: every use is a decay factor <= 1 (or a
  * product with one), and the non-ftz instruction needs a range fix-up of three more

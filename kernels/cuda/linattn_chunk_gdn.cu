@@ -134,7 +134,7 @@ cudaError_t cu_gdn_chunk(float *out, const float *q, const float *k, const float
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
         gdn_out_exact_kernel<<<grid, GDN_THREADS, gdn_ox_make(dk, dv).total * sizeof(float), st>>>(a);
     } else {
-        gdn_out_kernel<<<grid, GDN_THREADS, gdn_out_smem(dk, dv, a.stage), st>>>(a);
+        gdn_out_kernel<<<grid, GDN_OUT_THREADS, gdn_out_smem(dk, dv, a.stage), st>>>(a);
     }
     return cudaGetLastError();
 }

@@ -10,6 +10,13 @@
 using namespace nvcuda;
 
 #define GDN_THREADS 256
+/* The output kernel holds ~187 KB of shared memory (staged), one block a SM: 16 warps rather
+ * than 8 halve each warp's chain of tile products (as in the gla output kernel). */
+#ifndef GDN_OUT_THREADS
+#define GDN_OUT_THREADS 512
+#endif
+#define GDN_OUT_WARPS (GDN_OUT_THREADS / 32)
+#define GDN_OUT_TPW ((4 * (CU_LA_CHUNK_MAXD / 16) + GDN_OUT_WARPS - 1) / GDN_OUT_WARPS)
 
 static_assert(LC == 64, "gdn_cumsum scans two rows per lane of one warp");
 #define GDN_WARPS (GDN_THREADS / 32)
@@ -334,7 +341,7 @@ static size_t gdn_out_smem(int dk, int dv, int stage) {
            sizeof(double) * LC;
 }
 
-__global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a) {
+__global__ static void __launch_bounds__(GDN_OUT_THREADS, 1) gdn_out_kernel(gdn_args a) {
     LA_SMEM(unsigned char, smb);
     const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
     float *qs = (float *)smb, *ks = qs + LC * LDK, *vs = ks + LC * LDK, *as = vs + LC * LDV, *ss = as + LC * LA_LDA;
@@ -344,20 +351,15 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
     /* S_n into shared memory by cp.async under the loads and the intra-chunk product, so the
      * last product's k-slices do not each wait on global memory */
     const float *sn = a.Sb + ((size_t)n * a.H + h) * dk * dv;
-    if (a.stage && n > 0) {
-        const int q4 = dv >> 2;
-        for (int i = tid; i < dk * q4; i += blockDim.x) {
-            const int r = i / q4, c = (i % q4) * 4;
-            __pipeline_memcpy_async(ss + r * LDV + c, sn + (size_t)r * dv + c, 16);
-        }
-    }
+    if (a.stage && n > 0)
+        la_rows_each4(dk, dv, [&](int r, int c) { __pipeline_memcpy_async(ss + r * LDV + c, sn + (size_t)r * dv + c, 16); });
     __pipeline_commit();
     la_load_tile(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile(vs, LDV, a.Vb, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
     gdn_cumsum(bd, a, n, h);
     __syncthreads();
-    for (int tile = warp; tile < 16; tile += GDN_WARPS) {
+    for (int tile = warp; tile < 16; tile += GDN_OUT_WARPS) {
         const int rb = tile >> 2, cb = tile & 3;
         if (cb > rb) continue;
         la_acc c;
@@ -370,18 +372,18 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
         const int t = e / LC, s = e % LC;
         as[t * LA_LDA + s] = s <= t ? a.scale * expf((float)(bd[t] - bd[s])) * as[t * LA_LDA + s] : 0.0f;
     }
-    for (int i = tid; i < LC * dk; i += blockDim.x) {
-        const int t = i / dk;
-        qs[t * LDK + i % dk] *= a.scale * expf((float)bd[t]);
-    }
+    la_tile_each4(dk, [&](int t, int c) {
+        const float f = a.scale * expf((float)bd[t]);
+        la_mul4(qs + t * LDK + c, make_float4(f, f, f, f));
+    });
     __pipeline_wait_prior(0);              /* this thread's part of S_n; the barrier makes it whole */
     __syncthreads();
     const int nbv = dv / 16, ntile = 4 * nbv;
-    la_acc acc[4];
+    la_acc acc[GDN_OUT_TPW];
     #pragma unroll
-    for (int u = 0; u < 4; u++) {
+    for (int u = 0; u < GDN_OUT_TPW; u++) {
         wmma::fill_fragment(acc[u], 0.0f);
-        const int tile = warp + GDN_WARPS * u;
+        const int tile = warp + GDN_OUT_WARPS * u;
         if (tile < ntile) {
             const int rb = tile / nbv, cb = tile % nbv;
             la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA, LA_LDA, 8, vs + cb * 16, LDV, (size_t)8 * LDV,
@@ -393,19 +395,17 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_kernel(gdn_args a)
     }
     __syncthreads();                       /* vs becomes the output staging area */
     #pragma unroll
-    for (int u = 0; u < 4; u++) {
-        const int tile = warp + GDN_WARPS * u;
+    for (int u = 0; u < GDN_OUT_TPW; u++) {
+        const int tile = warp + GDN_OUT_WARPS * u;
         if (tile < ntile) {
             const int rb = tile / nbv, cb = tile % nbv;
             wmma::store_matrix_sync(vs + rb * 16 * LDV + cb * 16, acc[u], LDV, wmma::mem_row_major);
         }
     }
     __syncthreads();
-    const int q4 = dv >> 2;
-    for (int i = tid; i < L * q4; i += blockDim.x) {
-        const int t = i / q4, c = (i % q4) * 4;
+    la_rows_each4(L, dv, [&](int t, int c) {
         *(float4 *)(a.out + (size_t)(t0 + t) * a.H * dv + (size_t)h * dv + c) = *(const float4 *)(vs + t * LDV + c);
-    }
+    });
 }
 
 /* ---- exact SWLA (window W = (B+1) LC): block suffixes and the windowed output --------------

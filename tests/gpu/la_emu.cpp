@@ -138,7 +138,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
                 emu::launch(gdn_out_exact_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS,
                             gdn_ox_make(dk, dv).total * sizeof(float));
             } else {
-                emu::launch(gdn_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_THREADS, gdn_out_smem(dk, dv, a.stage));
+                emu::launch(gdn_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GDN_OUT_THREADS, gdn_out_smem(dk, dv, a.stage));
             }
             free(work);
         }
