@@ -150,9 +150,7 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
      * SWLA: into kh as well), then gamma o K in place of K */
     for (int e = tid; e < LC * LC; e += blockDim.x) xm[(e / LC) * LA_LDA + e % LC] *= bet[e % LC];
     float *kh = (float *)(smb + Ly.kh);
-    const int q4 = dk >> 2;
-    for (int i = tid; i < LC * q4; i += blockDim.x) {
-        const int t = i / q4, c = (i % q4) * 4;
+    la_tile_each4(dk, [&](int t, int c) {
         const float f = expf((float)(bd[LC - 1] - bd[t])), g = expf((float)bd[t]);
         float4 x = *(const float4 *)(ks + t * LDK + c);
         const float4 y = make_float4(x.x * f, x.y * f, x.z * f, x.w * f);
@@ -160,7 +158,7 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
         if (a.Keb) *(float4 *)(kh + t * LDK + c) = y;
         x.x *= g; x.y *= g; x.z *= g; x.w *= g;
         *(float4 *)(ks + t * LDK + c) = x;
-    }
+    });
     if (tid == 0) a.Lb[(size_t)n * a.H + h] = (float)bd[LC - 1];
     __syncthreads();
     if (a.Keb) {

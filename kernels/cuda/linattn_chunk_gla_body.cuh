@@ -292,7 +292,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         for (int c0 = 0; c0 < dk; c0 += 32) {
             const int w = dk - c0 < 32 ? dk - c0 : 32;   /* 16 or 32 */
             for (int e = lane; e < 16 * w; e += 32) {
-                const int row = e / w, c = e % w, cc = c0 + c;
+                const int row = w == 32 ? e >> 5 : e >> 4, c = w == 32 ? e & 31 : e & 15, cc = c0 + c;
                 const float br = bs[r * LDK + cc];
                 const int tq = bi * 16 + row, tk = bj * 16 + row;
                 qh[row * 36 + c] = qs[tq * LDK + cc] * la_exp2(bs[tq * LDK + cc] - br);
