@@ -20,6 +20,17 @@ if [ "${LA_AB:-1}" = 1 ]; then   # the A/B rows at LA_AB_LENGTHS (default 4096 6
         HS_CUDA_GDN_BV=16 timeout 120 "$bin" bench "$T" 8 128 | grep -E "name=gdn_chunk_plain" |
             sed -E 's/name=gdn_chunk/name=gdn_bv16_chunk/'
     done
+    # the gla output kernel with 32 warps (one block a SM issues from 16 now; ncu: half the
+    # issue slots idle), renamed gla32w_*
+    if b32=$(LA_VARIANT=gla32w bash tests/gpu/la_build.sh "${1:-build}"); then
+        if timeout 120 "$b32" check > /dev/null 2>&1; then
+            for T in ${LA_AB_LENGTHS:-4096 65536}; do
+                timeout 120 "$b32" bench "$T" 8 128 | grep -E "name=gla_chunk_(plain|exact)" | sed -E 's/name=gla_chunk/name=gla32w_chunk/'
+            done
+        else
+            echo "la_bench: the gla32w build fails la_check (no rows)"
+        fi
+    fi
 fi
 [ "${LA_FLA:-0}" = 1 ] || exit 0
 if ls .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; then
