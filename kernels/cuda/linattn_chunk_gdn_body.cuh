@@ -109,10 +109,13 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
     double *bd = (double *)(smb + Ly.bd);
     const int n = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
     const int t0 = n * LC;
-    la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
-    la_load_tile(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+    /* the two tiles by cp.async, under the gate loads and their scan */
+    la_load_tile_async(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile_async(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+    __pipeline_commit();
     for (int s = tid; s < LC; s += blockDim.x) bet[s] = t0 + s < a.T ? a.beta[(size_t)(t0 + s) * a.H + h] : 0.0f;
     gdn_cumsum(bd, a, n, h);
+    __pipeline_wait_prior(0);
     __syncthreads();
     /* K K^T, the lower 4 x 4 blocks (the upper ones are not needed). K K^T and W enter the
      * chunk's state transition (gamma_last I - Khat^T W), which every later state goes
@@ -346,16 +349,19 @@ __global__ static void __launch_bounds__(GDN_OUT_THREADS, 1) gdn_out_kernel(gdn_
     double *bd = (double *)(ss + (a.stage ? dk * LDV : 0));
     const int n = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
     const int t0 = n * LC, L = min(LC, a.T - t0);
-    /* S_n into shared memory by cp.async under the loads and the intra-chunk product, so the
-     * last product's k-slices do not each wait on global memory */
+    /* q, k and the chunk's new values in one round trip (cp.async, one group: with one block a
+     * SM nothing else hides a load's latency), then S_n in a second group that lands under the
+     * intra-chunk product, so the last product's k-slices do not each wait on global memory */
+    la_load_tile_async(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile_async(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+    la_load_tile_async(vs, LDV, a.Vb, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
+    __pipeline_commit();
     const float *sn = a.Sb + ((size_t)n * a.H + h) * dk * dv;
     if (a.stage && n > 0)
         la_rows_each4(dk, dv, [&](int r, int c) { __pipeline_memcpy_async(ss + r * LDV + c, sn + (size_t)r * dv + c, 16); });
     __pipeline_commit();
-    la_load_tile(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
-    la_load_tile(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
-    la_load_tile(vs, LDV, a.Vb, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
     gdn_cumsum(bd, a, n, h);
+    __pipeline_wait_prior(1);              /* the tiles (S_n may still be in flight) */
     __syncthreads();
     for (int tile = warp; tile < 16; tile += GDN_OUT_WARPS) {
         const int rb = tile >> 2, cb = tile & 3;
