@@ -66,13 +66,16 @@ graph)    # the forward replayed from its CUDA graph against eager launches (eng
         echo "graph $args rc=$r"; cat $OUT/graph.log
     done ;;
 bench) bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
-lagain)  # the linear-attention side of the bench in ~5 min: la_check (both gdn widths), the chunk
-        # kernel rows at 4K/16K/64K, and the GLA/GDN prefill rows with the PyTorch stack's
+lagain)  # the linear-attention side of the bench in ~6-8 min: la_check (both gdn widths), the chunk
+        # kernel rows at 4K/64K, and the GLA/GDN prefill rows with the PyTorch stack's
         # (fla's chunk kernels and the models) in the same run, 376m unless BENCH_PRESETS says
     la=$(bash tests/gpu/la_build.sh build) && { timeout 60 "$la" check | tail -1; HS_CUDA_GDN_BV=16 timeout 60 "$la" check | tail -1; }
-    bash tests/gpu/la_bench.sh build > "$OUT/la_bench.log" 2>&1; echo "la_bench rc=$?"; cat "$OUT/la_bench.log"
-    BENCH_PRESETS=${BENCH_PRESETS:-376m} BENCH_TYPES=${BENCH_TYPES:-"gla gdn"} BENCH_KERNELS=0 BENCH_EAGER_PRESETS= \
-        bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
+    # 4K and 64K only (16K with BENCH_LENGTHS / LA_BENCH_LENGTHS): the call must end inside 10 minutes
+    LA_BENCH_LENGTHS=${LA_BENCH_LENGTHS:-"4096 65536"} bash tests/gpu/la_bench.sh build > "$OUT/la_bench.log" 2>&1
+    echo "la_bench rc=$?"; cat "$OUT/la_bench.log"
+    BENCH_PRESETS=${BENCH_PRESETS:-376m} BENCH_TYPES=${BENCH_TYPES:-"gla gdn"} BENCH_LENGTHS=${BENCH_LENGTHS:-4096,65536} \
+        BENCH_KERNELS=0 BENCH_EAGER_PRESETS= bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1
+    echo "bench rc=$?"; cat "$OUT/bench.log" ;;
 decode)   # the GPU decoder against the CPU decoder and the GPU forward (not in the default steps: name it)
     timeout 400 bash tests/gpu/decode_check.sh > "$OUT/decode.log" 2>&1; echo "decode rc=$?"; cat "$OUT/decode.log" ;;
 map)    # GPU pooled maps against the CPU (parity's map section), then their time at 64K (376m)
