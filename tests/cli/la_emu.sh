@@ -5,12 +5,4 @@
 # contract's value-path form: gla plain / exact / overlap SWLA, gdn plain / chunk-aligned
 # overlap, T around the chunk, head dims 16-48, weak and strong gates. Runs where no GPU
 # exists; the GPU check of the compiled kernels is tests/gpu/la_check.cu (device_run.sh kcheck).
-set -u
-root=${HS_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-command -v g++ >/dev/null || { echo "skip: no g++"; exit 77; }
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-g++ -O2 -std=c++17 -Wall -Wextra -Werror -Wno-unknown-pragmas -I"$root/tests/gpu/la_emu_include" \
-    -I"$root/kernels/cuda" -I"$root/kernels" -I"$root" -o "$W/la_emu" "$root/tests/gpu/la_emu.cpp" -lm ||
-    { echo "FAIL: la_emu does not build"; exit 1; }
-"$W/la_emu" quick
+exec bash "${HS_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/gpu/emu_run.sh" la_emu quick

@@ -8,12 +8,4 @@
 # scales, SWLA exact and overlap, zooms, bins that do not divide the range, bins_t above
 # PM_MAX_BLOCKS, one position per bin. NaN pattern exact; values within 1e-5 (softmax, gdn) or
 # 1e-4 (gla: K~ stored as float) of the map's largest value. Runs where no GPU exists.
-set -u
-root=${HS_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-command -v g++ >/dev/null || { echo "skip: no g++"; exit 77; }
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-g++ -O2 -std=c++17 -Wall -Wextra -Werror -Wno-unknown-pragmas -I"$root/tests/gpu/la_emu_include" \
-    -I"$root/kernels/cuda" -I"$root/kernels" -I"$root" -o "$W/map_emu" "$root/tests/gpu/map_emu.cpp" -lm ||
-    { echo "FAIL: map_emu does not build"; exit 1; }
-"$W/map_emu"
+exec bash "${HS_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/gpu/emu_run.sh" map_emu
