@@ -43,6 +43,33 @@ static std::vector<float> rnd(size_t n, float lo, float hi) {
     return v;
 }
 
+static float to_f(float x) { return x; }
+static float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+static void from_f(float &d, float x) { d = x; }
+static void from_f(__nv_bfloat16 &d, float x) { d = __float2bfloat16(x); }
+
+/* SwiGLU from a gu of element type G (fp32 or bf16) against the element-by-element form */
+template <class G>
+static void swiglu_case(const char *name, void (*kernel)(__nv_bfloat16 *, const G *, int, int), int T, int F,
+                        int threads, emu_dim3 g) {
+    std::vector<G> gu((size_t)T * 2 * F);
+    for (auto &x : gu) from_f(x, 8 * frand() - 4);
+    std::vector<__nv_bfloat16> out((size_t)T * F, (__nv_bfloat16)0x7fc0);
+    std::vector<float> got((size_t)T * F), want((size_t)T * F);
+    for (int t = 0; t < T; t++)
+        for (int f = 0; f < F; f++) {
+            const float gv = to_f(gu[(size_t)t * 2 * F + f]), uv = to_f(gu[(size_t)t * 2 * F + F + f]);
+            want[(size_t)t * F + f] = __bfloat162float(__float2bfloat16(gv / (1.0f + expf(-gv)) * uv));
+        }
+    __nv_bfloat16 *o = out.data();
+    const G *gp = gu.data();
+    emu::launch_call([=] { kernel(o, gp, T, F); }, g, threads, 0);
+    for (size_t i = 0; i < got.size(); i++) got[i] = __bfloat162float(out[i]);
+    char what[160];
+    snprintf(what, sizeof what, "%s T=%d F=%d threads=%d grid=%u", name, T, F, threads, g.x);
+    check(what, got.data(), want.data(), got.size());
+}
+
 /* grid: blocks to launch (fewer than T tests the grid-stride walk) */
 static void run(int T, int width, int heads, int threads, unsigned grid) {
     char what[160];
@@ -84,42 +111,9 @@ static void run(int T, int width, int heads, int threads, unsigned grid) {
         snprintf(what, sizeof what, "rope T=%d heads=%d head_dim=%d threads=%d grid=%u", T, heads, hd, threads, grid);
         check(what, x.data(), want.data(), x.size());
     }
-    /* SwiGLU: gu rows [gate | up] */
-    {
-        const int F = width;
-        std::vector<float> gu = rnd((size_t)T * 2 * F, -4, 4);
-        std::vector<__nv_bfloat16> out((size_t)T * F, (__nv_bfloat16)0x7fc0);
-        std::vector<float> got((size_t)T * F), want((size_t)T * F);
-        for (int t = 0; t < T; t++)
-            for (int f = 0; f < F; f++) {
-                const float gv = gu[(size_t)t * 2 * F + f], uv = gu[(size_t)t * 2 * F + F + f];
-                want[(size_t)t * F + f] = __bfloat162float(__float2bfloat16(gv / (1.0f + expf(-gv)) * uv));
-            }
-        __nv_bfloat16 *o = out.data();
-        const float *gp = gu.data();
-        emu::launch_call([=] { swiglu_kernel(o, gp, T, F); }, g, threads, 0);
-        for (size_t i = 0; i < got.size(); i++) got[i] = __bfloat162float(out[i]);
-        snprintf(what, sizeof what, "swiglu T=%d F=%d threads=%d grid=%u", T, F, threads, grid);
-        check(what, got.data(), want.data(), got.size());
-    }
-    /* SwiGLU from a bf16 gu */
-    {
-        const int F = width;
-        std::vector<__nv_bfloat16> gu((size_t)T * 2 * F), out((size_t)T * F, (__nv_bfloat16)0x7fc0);
-        for (auto &x : gu) x = __float2bfloat16(8 * frand() - 4);
-        std::vector<float> got((size_t)T * F), want((size_t)T * F);
-        for (int t = 0; t < T; t++)
-            for (int f = 0; f < F; f++) {
-                const float gv = __bfloat162float(gu[(size_t)t * 2 * F + f]), uv = __bfloat162float(gu[(size_t)t * 2 * F + F + f]);
-                want[(size_t)t * F + f] = __bfloat162float(__float2bfloat16(gv / (1.0f + expf(-gv)) * uv));
-            }
-        __nv_bfloat16 *o = out.data();
-        const __nv_bfloat16 *gp = gu.data();
-        emu::launch_call([=] { swiglu_bf16_kernel(o, gp, T, F); }, g, threads, 0);
-        for (size_t i = 0; i < got.size(); i++) got[i] = __bfloat162float(out[i]);
-        snprintf(what, sizeof what, "swiglu_bf16 T=%d F=%d threads=%d grid=%u", T, F, threads, grid);
-        check(what, got.data(), want.data(), got.size());
-    }
+    /* SwiGLU, gu rows [gate | up] in fp32 and in bf16 */
+    swiglu_case<float>("swiglu", swiglu_kernel, T, width, threads, g);
+    swiglu_case<__nv_bfloat16>("swiglu_bf16", swiglu_bf16_kernel, T, width, threads, g);
     /* short conv (K = 4) with and without SiLU, and SiLU alone */
     for (int mode = 0; mode < 3; mode++) {
         const int C = width, K = 4, silu = mode != 1;
