@@ -55,24 +55,20 @@ int cu_mixer_window(const cu_knobs *k, const hs_mixer_config *m) {
     }
 }
 
-/* out[n, out_dim] (fp32, += when accumulate) = in[n, in_dim] (bf16) @ w[out_dim, in_dim]^T (bf16). */
-static int gemm(hs_cuda_model *cm, float *out, const bf16 *in, const bf16 *w, int n, int in_dim,
-                int out_dim, int accumulate, char *err, size_t errlen) {
+/* out[n, out_dim] (of type ot, += when accumulate) = in[n, in_dim] (bf16) @ w[out_dim, in_dim]^T
+ * (bf16), accumulated in fp32 */
+static int gemm_to(hs_cuda_model *cm, void *out, cudaDataType ot, const bf16 *in, const bf16 *w, int n,
+                   int in_dim, int out_dim, int accumulate, char *err, size_t errlen) {
     const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
     CUBLAS_CHECK(cublasGemmEx(cm->blas, CUBLAS_OP_T, CUBLAS_OP_N, out_dim, n, in_dim, &alpha, w,
-                              CUDA_R_16BF, in_dim, in, CUDA_R_16BF, in_dim, &beta, out, CUDA_R_32F,
+                              CUDA_R_16BF, in_dim, in, CUDA_R_16BF, in_dim, &beta, out, ot,
                               out_dim, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return 0;
 }
 
-/* out[n, out_dim] (bf16) = in @ w^T, accumulated in fp32 and rounded once */
-static int gemm_bf16(hs_cuda_model *cm, bf16 *out, const bf16 *in, const bf16 *w, int n, int in_dim,
-                     int out_dim, char *err, size_t errlen) {
-    const float alpha = 1.0f, beta = 0.0f;
-    CUBLAS_CHECK(cublasGemmEx(cm->blas, CUBLAS_OP_T, CUBLAS_OP_N, out_dim, n, in_dim, &alpha, w,
-                              CUDA_R_16BF, in_dim, in, CUDA_R_16BF, in_dim, &beta, out, CUDA_R_16BF,
-                              out_dim, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    return 0;
+static int gemm(hs_cuda_model *cm, float *out, const bf16 *in, const bf16 *w, int n, int in_dim,
+                int out_dim, int accumulate, char *err, size_t errlen) {
+    return gemm_to(cm, out, CUDA_R_32F, in, w, n, in_dim, out_dim, accumulate, err, errlen);
 }
 
 /* HS_CUDA_FFN_BF16=1: the FFN's gate/up product in bf16 (half the bytes written and read back
@@ -505,7 +501,7 @@ static int forward_layers(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
         LAUNCH(cu_rmsnorm(ws->hb, NULL, ws->x, lw->mlp_norm, T, d, c->norm_eps, cm->st));
         if (ffn_bf16()) {
             bf16 *gub = (bf16 *)ws->gu;                 /* the fp32 buffer holds it twice over */
-            if (gemm_bf16(cm, gub, ws->hb, lw->gate_up, T, d, 2 * F, err, errlen)) return -1;
+            if (gemm_to(cm, gub, CUDA_R_16BF, ws->hb, lw->gate_up, T, d, 2 * F, 0, err, errlen)) return -1;
             LAUNCH(cu_swiglu_bf16(ws->mb, gub, T, F, cm->st));
         } else {
             if (gemm(cm, ws->gu, ws->hb, lw->gate_up, T, d, 2 * F, 0, err, errlen)) return -1;

@@ -56,9 +56,9 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncthreads();
-    /* rows past T hold gk = 0: b stays at b_last there and their k is zero */
     /* Khat_s = k_s exp(sum of g over the rows after s): one pass from the chunk's end (the
-     * suffix sum itself, not the total minus a prefix: one serial walk instead of two) */
+     * suffix sum itself, not the total minus a prefix: one serial walk instead of two). Rows
+     * past T hold gk = 0 and k = 0: they add nothing to the sums. */
     for (int c = threadIdx.x; c < dk; c += blockDim.x) {
         double suf = 0.0;
         for (int s = LC - 1; s >= 0; s--) {
