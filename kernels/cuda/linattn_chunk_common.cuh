@@ -144,7 +144,18 @@ __device__ __forceinline__ void la_mma_ilp(la_acc &c, const float *a, unsigned l
  * flat index by a runtime width per element: those divisions were a large share of the gla
  * output kernel's instructions. */
 template <typename F> __device__ __forceinline__ void la_rows_each4(int rows, int d, F f) {
-    const int q4 = d >> 2, nt = blockDim.x, dr = nt / q4, dc = nt % q4;
+    const int q4 = d >> 2, nt = blockDim.x;
+    if (!(q4 & (q4 - 1)) && !(nt & (q4 - 1))) {
+        /* d / 4 a power of two that divides the block (every head dim a model has): each
+         * thread keeps one column and steps a fixed number of rows, so the loop's addresses
+         * are induction variables. The general walk's set-up alone (a division and a
+         * remainder by the runtime width) was ~50 instructions a call, and the gdn state
+         * pass calls it twice a chunk step. */
+        const int sh = __popc((unsigned)q4 - 1u), c = 4 * (threadIdx.x & (q4 - 1)), dr = nt >> sh;
+        for (int r = threadIdx.x >> sh; r < rows; r += dr) f(r, c);
+        return;
+    }
+    const int dr = nt / q4, dc = nt % q4;
     int r = threadIdx.x / q4, c = threadIdx.x % q4;
     while (r < rows) {
         f(r, 4 * c);
@@ -202,6 +213,25 @@ __device__ __forceinline__ void la_load_tile(float *dst, int ldd, const float *_
 /* The same copy through cp.async (no registers, completes at __pipeline_wait_prior). */
 __device__ __forceinline__ void la_load_tile_async(float *dst, int ldd, const float *src, size_t ld, size_t col0,
                                                    int t0, int T, int d) {
+    const int q4 = d >> 2, nt = blockDim.x;
+    if (!(q4 & (q4 - 1)) && !(nt & (q4 - 1))) {
+        /* la_rows_each4's fixed-column walk with the addresses as bumped pointers: a row is a
+         * copy, two pointer additions and the loop test (the lambda form recomputed a 64-bit
+         * row address a row, ~26 instructions a copy in the gdn state pass) */
+        const int sh = __popc((unsigned)q4 - 1u), c = 4 * (threadIdx.x & (q4 - 1)), dr = nt >> sh;
+        const int rows = min(LC, T - t0);          /* rows with data; the rest are zero-filled */
+        int r = threadIdx.x >> sh;
+        float *o = dst + r * ldd + c;
+        const int ostep = dr * ldd;
+        if (r < rows) {
+            const float *s = src + (size_t)(t0 + r) * ld + col0 + c;
+            const size_t sstep = (size_t)dr * ld;
+            for (; r < rows; r += dr, s += sstep, o += ostep) __pipeline_memcpy_async(o, s, 16);
+        }
+        /* rows past T read nothing; the source address given is row 0's, in bounds */
+        for (; r < LC; r += dr, o += ostep) __pipeline_memcpy_async(o, src + col0 + c, 16, 16);
+        return;
+    }
     la_tile_each4(d, [&](int r, int c) {
         const int t = t0 + r;
         const bool ok = t < T;

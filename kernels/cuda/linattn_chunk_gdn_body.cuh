@@ -512,8 +512,12 @@ __global__ static void __launch_bounds__(GDN_SUF_THREADS) gdn_suffix_kernel(gdn_
         }
         float *sfg = a.Sf + ((size_t)j * a.H + h) * dk * dv + (size_t)r0 * dv;
         float *psg = a.Ps + ((size_t)j * a.H + h) * dk * dk + (size_t)r0 * dk;
-        for (int i = tid; i < 16 * dv; i += blockDim.x) sfg[(size_t)(i / dv) * dv + i % dv] = sf[(i / dv) * LDV + i % dv];
-        for (int i = tid; i < 16 * dk; i += blockDim.x) psg[(size_t)(i / dk) * dk + i % dk] = ps[(i / dk) * LDK + i % dk];
+        la_rows_each4(16, dv, [&](int r, int c) {
+            for (int u = 0; u < 4; u++) sfg[(size_t)r * dv + c + u] = sf[r * LDV + c + u];
+        });
+        la_rows_each4(16, dk, [&](int r, int c) {
+            for (int u = 0; u < 4; u++) psg[(size_t)r * dk + c + u] = ps[r * LDK + c + u];
+        });
     }
 }
 
@@ -565,10 +569,10 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_exact_kernel(gdn_a
         const int t = e / LC, s = e % LC;
         as[t * LA_LDA + s] = s <= t ? a.scale * expf((float)(bd[t] - bd[s])) * as[t * LA_LDA + s] : 0.0f;
     }
-    for (int i = tid; i < LC * dk; i += blockDim.x) {
-        const int t = i / dk;
-        qs[t * LDK + i % dk] *= a.scale * expf((float)bd[t]);
-    }
+    la_tile_each4(dk, [&](int t, int c) {
+        const float f = a.scale * expf((float)bd[t]);
+        for (int u = 0; u < 4; u++) qs[t * LDK + c + u] *= f;
+    });
     __syncthreads();
     /* qe = Qt - M W (through xs) */
     const float *wg = a.Wb + (size_t)t0 * ldk + (size_t)h * dk;
@@ -585,7 +589,9 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_out_exact_kernel(gdn_a
         wmma::store_matrix_sync(xs + rb * 16 * LDK + cb * 16, c, LDK, wmma::mem_row_major);
     }
     __syncthreads();
-    for (int i = tid; i < LC * dk; i += blockDim.x) qs[(i / dk) * LDK + i % dk] = xs[(i / dk) * LDK + i % dk];
+    la_tile_each4(dk, [&](int t, int c) {
+        for (int u = 0; u < 4; u++) qs[t * LDK + c + u] = xs[t * LDK + c + u];
+    });
     __syncthreads();
     /* qs = qe. o = M U (the chunk's own sources: W >= 2 LC never cuts into it) + qe Sp_n
      * (+ X1 Sf(n-B) with X1 = qe Pf_n, for n >= B) */

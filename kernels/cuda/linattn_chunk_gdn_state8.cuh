@@ -84,8 +84,10 @@ __global__ static void __launch_bounds__(G8_THREADS, 1) gdn_state8_kernel(gdn_ar
             __pipeline_commit();
         }
         if (own) {                         /* S_n for the output kernel */
+            /* a row of S is two float4s (ss, Sb and dv are multiples of 4 floats) */
             float *sn = a.Sb + ((size_t)n * a.H + h) * dk * a.dv + col0;
-            for (int i = tid; i < dk * G8_BV; i += blockDim.x) sn[(size_t)(i / G8_BV) * a.dv + i % G8_BV] = ss[i];
+            for (int i = tid; i < dk * 2; i += blockDim.x)
+                *(float4 *)(sn + (size_t)(i >> 1) * a.dv + 4 * (i & 1)) = *(const float4 *)(ss + 4 * i);
         }
         /* the partial Vn of row tile rt over the dk half `part`; part 0 starts from -U */
         {
@@ -124,8 +126,11 @@ __global__ static void __launch_bounds__(G8_THREADS, 1) gdn_state8_kernel(gdn_ar
         }
         __syncthreads();                   /* Vn's halves are whole and every warp is done reading S */
         if (own && a.Vb)
-            for (int i = tid; i < LC * G8_BV; i += blockDim.x)
-                a.Vb[(size_t)(t0 + i / G8_BV) * ldu + (size_t)h * a.dv + col0 + i % G8_BV] = vn[i] + vn[LC * G8_BV + i];
+            for (int i = tid; i < LC * 2; i += blockDim.x) {
+                const float4 x = *(const float4 *)(vn + 4 * i), y = *(const float4 *)(vn + LC * G8_BV + 4 * i);
+                *(float4 *)(a.Vb + (size_t)(t0 + (i >> 1)) * ldu + (size_t)h * a.dv + col0 + 4 * (i & 1)) =
+                    make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+            }
         if (n + 1 == n_end) break;
         /* S = gamma_last S + Khat^T Vn: warp w owns rows 16 tile.. of S (A = Khat^T from Khat's columns) */
         const float gl = expf(base[Ly.lb]);

@@ -69,11 +69,9 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
     }
     __syncthreads();
     if (a.Kh) {                  /* SWLA: the output kernel reads Khat of the chunks a window edge cuts */
-        const int q4 = dk >> 2;
-        for (int i = threadIdx.x; i < LC * q4; i += blockDim.x) {
-            const int r = i / q4, c = (i % q4) * 4;
+        la_tile_each4(dk, [&](int r, int c) {
             *(float4 *)(a.Kh + (size_t)(t0 + r) * a.H * dk + (size_t)h * dk + c) = *(const float4 *)(ks + r * LDK + c);
-        }
+        });
     }
     const int nbv = dv / 16, ntile = (dk / 16) * nbv;
     float *u = a.U + ((size_t)n * a.H + h) * dk * dv;
@@ -352,11 +350,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     __syncthreads();                       /* Qt complete, ks and bs free */
     if (carried) {
         const float *zn = a.Z + ((size_t)n * a.H + h) * dk * dv;
-        const int q4 = dv >> 2;
-        for (int i = tid; i < dk * q4; i += blockDim.x) {
-            const int r = i / q4, c = (i % q4) * 4;
-            __pipeline_memcpy_async(zs + r * LDV + c, zn + (size_t)r * dv + c, 16);
-        }
+        la_rows_each4(dk, dv, [&](int r, int c) { __pipeline_memcpy_async(zs + r * LDV + c, zn + (size_t)r * dv + c, 16); });
         __pipeline_commit();
     }
 
@@ -442,11 +436,9 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         }
     }
     __syncthreads();
-    const int q4 = dv >> 2;
-    for (int i = tid; i < L * q4; i += blockDim.x) {
-        const int t = i / q4, c = (i % q4) * 4;
+    la_rows_each4(L, dv, [&](int t, int c) {
         *(float4 *)(a.out + (size_t)(t0 + t) * a.H * dv + (size_t)h * dv + c) = *(const float4 *)(vs + t * LDV + c);
-    }
+    });
 }
 
 #endif
