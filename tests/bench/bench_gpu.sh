@@ -9,7 +9,7 @@
 # (presets whose GDN model also runs with the 16-column state pass, HS_CUDA_GDN_BV=16, default 376m), BENCH_REF_PRESETS
 # (presets also run with the fp32 attention and the recurrences, default none), BENCH_FFN_PRESETS
 # (presets also run with the FFN's gate/up product in bf16, HS_CUDA_FFN_BF16=1, default 376m),
-# BENCH_STEP_S (timeout of each step, default 300), BENCH_BUILD_ONLY=1 (build hs_gpu_bench and stop).
+# BENCH_GEMMS=0 to skip the layer-GEMM rows, BENCH_STEP_S (timeout of each step, default 300), BENCH_BUILD_ONLY=1 (build hs_gpu_bench and stop).
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -38,6 +38,8 @@ date -u +"date=%Y-%m-%dT%H:%MZ"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu=/'
 gemm_line=$($B gemm); echo "$gemm_line"
 peak=$(printf '%s\n' "$gemm_line" | sed -n 's/.*tflops=\([0-9.]*\).*/\1/p')
+# the layer GEMMs of the 376m shape with fp32 / bf16 / accumulating output (a few seconds)
+[ "${BENCH_GEMMS:-1}" != 0 ] && for L in 65536 4096; do $B gemms "$L"; done
 $B attn-check
 [ "${BENCH_KERNELS:-1}" != 0 ] && timeout "$STEP" $B kernels 65536 8 128
 if [ "${BENCH_KERNELS:-1}" != 0 ]; then   # attention kernels (FA2, wgmma, WMMA, fp32) at 4K/16K/64K; SDPA below

@@ -1,5 +1,6 @@
 /* GPU benchmark driver (make bench-gpu, through tests/bench/bench_gpu.sh). Three modes:
  *   bench_gpu gemm                          the measured bf16 GEMM peak (cuBLAS, 8192^3)
+ *   bench_gpu gemms [T d F]                 a layer's GEMM shapes (default 376m at 64K), fp32 / bf16 / accumulating output
  *   bench_gpu model [init flags] --lengths 4096,16384,65536 [--reps N] [--peak TFLOPS]
  *       prefill of a random-weight model through the engine's device dispatch: ms, tokens/s,
  *       model TFLOP/s (matmul FLOPs + attention/scan FLOPs as stated below), fraction of the
@@ -246,6 +247,59 @@ static void attention_check(void) {
     cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(o1); cudaFree(o2); cudaFree(rs);
 }
 
+/* The layer GEMMs of a preset's shape at T tokens, as engine/cuda/forward.cu calls them
+ * (cublasGemmEx, weights [N, K] bf16, activations [T, K] bf16, fp32 accumulation), with the
+ * output in fp32 (the engine's default), in bf16, and fp32 accumulating into the output (the
+ * residual adds): what the projections cost in a prefill, and what a bf16 output would save.
+ * One row a shape and output type: ms (best of 10 after 3 warm-ups), TFLOP/s, output GB/s. */
+static int bench_gemms(int argc, char **argv) {
+    const int T = argc > 2 ? atoi(argv[2]) : 65536, d = argc > 3 ? atoi(argv[3]) : 1024, F = argc > 4 ? atoi(argv[4]) : 3584;
+    if (T < 1 || d < 1 || F < 1) { fprintf(stderr, "usage: bench_gpu gemms [T d F]\n"); return 2; }
+    struct { const char *name; int n, k; } shapes[] = {
+        {"proj_d_to_d", d, d}, {"gate_up", 2 * F, d}, {"down", d, F}, {"gla_gate_lr16", 16, d},
+    };
+    const size_t kmax = (size_t)(F > d ? F : d), nmax = (size_t)2 * F;
+    void *x, *w, *y;
+    CK(cudaMalloc(&x, (size_t)T * kmax * 2));
+    CK(cudaMalloc(&w, nmax * kmax * 2));
+    CK(cudaMalloc(&y, (size_t)T * nmax * 4));
+    CK(cudaMemset(x, 0x3c, (size_t)T * kmax * 2));
+    CK(cudaMemset(w, 0x3b, nmax * kmax * 2));
+    CK(cudaMemset(y, 0, (size_t)T * nmax * 4));
+    cublasHandle_t h;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) { fprintf(stderr, "bench_gpu gemms: cublasCreate failed\n"); return 1; }
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (auto &sh : shapes)
+        for (int mode = 0; mode < 3; mode++) {   /* fp32 out, bf16 out, fp32 accumulate */
+            const float al = 1.0f, be = mode == 2 ? 1.0f : 0.0f;
+            const cudaDataType ot = mode == 1 ? CUDA_R_16BF : CUDA_R_32F;
+            double best = 1e30;
+            for (int r = 0; r < 13; r++) {
+                CK(cudaEventRecord(e0));
+                cublasStatus_t bs = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, sh.n, T, sh.k, &al, w, CUDA_R_16BF, sh.k, x,
+                                                 CUDA_R_16BF, sh.k, &be, y, ot, sh.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                CK(cudaEventRecord(e1));
+                CK(cudaEventSynchronize(e1));
+                if (bs != CUBLAS_STATUS_SUCCESS) { fprintf(stderr, "bench_gpu gemms: %s failed (%d)\n", sh.name, (int)bs); return 1; }
+                float ms;
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                if (r >= 3 && ms < best) best = ms;
+            }
+            const double fl = 2.0 * T * (double)sh.n * sh.k, ob = (double)T * sh.n * (mode == 1 ? 2 : 4) * (mode == 2 ? 2 : 1);
+            printf("gemm_shape name=%s T=%d N=%d K=%d out=%s ms=%.3f tflops=%.1f out_gb_s=%.0f\n", sh.name, T, sh.n, sh.k,
+                   mode == 0 ? "fp32" : mode == 1 ? "bf16" : "fp32_accumulate", best, fl / (best * 1e-3) / 1e12,
+                   ob / (best * 1e-3) / 1e9);
+            fflush(stdout);
+        }
+    cublasDestroy(h);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaFree(x); cudaFree(w); cudaFree(y);
+    return 0;
+}
+
 static int bench_kernels(int argc, char **argv) {
     if (argc < 5) { fprintf(stderr, "usage: bench_gpu kernels T H dk\n"); return 2; }
     int T = atoi(argv[2]), H = atoi(argv[3]), dk = atoi(argv[4]), dv = dk;
@@ -375,8 +429,9 @@ static int graph_check(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: bench_gpu gemm | model [flags] | kernels T H dk | attn-check | graph-check [flags]\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: bench_gpu gemm | gemms [T d F] | model [flags] | kernels T H dk | attn-check | graph-check [flags]\n"); return 2; }
     if (!strcmp(argv[1], "gemm")) { gemm_peak(); return 0; }
+    if (!strcmp(argv[1], "gemms")) return bench_gemms(argc, argv);
     if (!strcmp(argv[1], "model")) return bench_model(argc, argv);
     if (!strcmp(argv[1], "kernels")) return bench_kernels(argc, argv);
     if (!strcmp(argv[1], "attn-check")) { attention_check(); return 0; }
