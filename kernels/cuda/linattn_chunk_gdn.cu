@@ -12,13 +12,13 @@
  *         the state evolve independently): stores S_n, then Vn = U - W S_n (overwrites U),
  *         S_{n+1} = gamma_last S_n + Khat^T Vn, gamma_last = exp(b_last); chunk n+1's W, Khat,
  *         U columns and b_last are copied (cp.async) during step n, two barriers a step
- *         (the copies landed, then Vn whole before the state update). K K^T and W, which
- *         make up the transition, are 3xTF32 (hi/lo split of both operands); the state
- *         products W S and Khat^T Vn, U = Tm V and the output products are single tf32 (W S
- *         was 3xTF32 until session 10: the emulator's error against the double-precision
- *         reference over 47 chunks, T = 3000, is 6.2e-4 either way, 7.1e-4 against 6.9e-4 with
- *         the weakest decay). Where 16 columns a block would leave SMs idle the pass runs
- *         with 8 (linattn_chunk_gdn_state8.cuh; gdn_bv8 below).
+ *         (the copies landed, then Vn whole before the state update). Every product is
+ *         single tf32 but, under exact SWLA (which multiplies transitions together), K K^T
+ *         and W, which make up the transition: 3xTF32 there (hi/lo split of both operands).
+ *         W S was 3xTF32 until session 10 and K K^T and W everywhere until session 12 (the
+ *         emulator's error against the double-precision reference: see gdn_local_kernel).
+ *         Where 16 columns a block would leave SMs idle the pass runs with 8
+ *         (linattn_chunk_gdn_state8.cuh; gdn_bv8 below).
  *  output (one block per chunk and head): o = (q/sqrt(dk) o gamma) S_n + M Vn with
  *         M = lower(Gam o Q K^T)/sqrt(dk) (diagonal included).
  * SWLA (W, S multiples of the chunk): overlap restarts the state pass per block of S tokens

@@ -31,6 +31,16 @@ if [ "${LA_AB:-1}" = 1 ]; then   # the A/B rows at LA_AB_LENGTHS (default 4096 6
             echo "la_bench: the gla32w build fails la_check (no rows)"
         fi
     fi
+    # the gdn output kernel at two 8-warp blocks a SM (S_n from global memory), renamed gdnout2_*
+    if bo2=$(LA_VARIANT=gdnout2 bash tests/gpu/la_build.sh "${1:-build}"); then
+        if timeout 120 "$bo2" check > /dev/null 2>&1; then
+            for T in ${LA_AB_LENGTHS:-4096 65536}; do
+                timeout 120 "$bo2" bench "$T" 8 128 | grep -E "name=gdn_chunk_(plain|overlap)" | sed -E 's/name=gdn_chunk/name=gdnout2_chunk/'
+            done
+        else
+            echo "la_bench: the gdnout2 build fails la_check (no rows)"
+        fi
+    fi
 fi
 [ "${LA_FLA:-0}" = 1 ] || exit 0
 if ls .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; then
