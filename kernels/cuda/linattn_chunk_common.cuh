@@ -143,20 +143,24 @@ __device__ __forceinline__ void la_mma_ilp(la_acc &c, const float *a, unsigned l
  * c < d (d a multiple of 4), the block's threads strided over them. The walk carries (r, c) instead of dividing the
  * flat index by a runtime width per element: those divisions were a large share of the gla
  * output kernel's instructions. */
+/* {a / b, a % b}, out of line: the general walks' set-up is dead code for every head dim a model
+ * has, and inlined at every walk it made the kernels ~10% larger */
+__device__ __noinline__ static int2 la_divmod(int a, int b) { return make_int2(a / b, a % b); }
+
 template <typename F> __device__ __forceinline__ void la_rows_each4(int rows, int d, F f) {
     const int q4 = d >> 2, nt = blockDim.x;
+    int r, c, dr, dc;
     if (!(q4 & (q4 - 1)) && !(nt & (q4 - 1))) {
-        /* d / 4 a power of two that divides the block (every head dim a model has): each
-         * thread keeps one column and steps a fixed number of rows, so the loop's addresses
-         * are induction variables. The general walk's set-up alone (a division and a
-         * remainder by the runtime width) was ~50 instructions a call, and the gdn state
-         * pass calls it twice a chunk step. */
-        const int sh = __popc((unsigned)q4 - 1u), c = 4 * (threadIdx.x & (q4 - 1)), dr = nt >> sh;
-        for (int r = threadIdx.x >> sh; r < rows; r += dr) f(r, c);
-        return;
+        /* d / 4 a power of two that divides the block (every head dim a model has): shifts
+         * and masks, and each thread keeps its column (dc = 0). The set-up's division and
+         * remainder by the runtime width were ~50 instructions a call. One loop for both
+         * cases, so f is inlined once (the kernels are large enough for code size to matter). */
+        const int sh = __popc((unsigned)q4 - 1u);
+        r = threadIdx.x >> sh; c = threadIdx.x & (q4 - 1); dr = nt >> sh; dc = 0;
+    } else {
+        const int2 a = la_divmod(threadIdx.x, q4), b = la_divmod(nt, q4);
+        r = a.x; c = a.y; dr = b.x; dc = b.y;
     }
-    const int dr = nt / q4, dc = nt % q4;
-    int r = threadIdx.x / q4, c = threadIdx.x % q4;
     while (r < rows) {
         f(r, 4 * c);
         r += dr;
@@ -232,13 +236,18 @@ __device__ __forceinline__ void la_load_tile_async(float *dst, int ldd, const fl
         for (; r < LC; r += dr, o += ostep) __pipeline_memcpy_async(o, src + col0 + c, 16, 16);
         return;
     }
-    la_tile_each4(d, [&](int r, int c) {
+    /* other widths (head dims like 48 or 96): la_rows_each4's carried walk, kept small in code */
+    const int2 a = la_divmod(threadIdx.x, q4), b = la_divmod(nt, q4);
+    int r = a.x, c = a.y;
+    #pragma unroll 1
+    while (r < LC) {
         const int t = t0 + r;
         const bool ok = t < T;
-        /* rows past T: zero fill, reading nothing (the source address stays in bounds) */
-        const float *s = src + (size_t)(ok ? t : t0 < T ? t0 : 0) * ld + col0 + c;
-        __pipeline_memcpy_async(dst + r * ldd + c, s, 16, ok ? 0 : 16);
-    });
+        __pipeline_memcpy_async(dst + r * ldd + 4 * c, src + (size_t)(ok ? t : 0) * ld + col0 + 4 * c, 16, ok ? 0 : 16);
+        r += b.x;
+        c += b.y;
+        if (c >= q4) { c -= q4; r++; }
+    }
 }
 
 #endif
