@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (through the device tool): build (with the carried .deps debs
-# when the image lacks libcjson/openblas), kernel checks, GPU parity, compute-sanitizer, then
+# when the image lacks libcjson/openblas; tests/gpu/fetch_carry.sh fetches .deps and .whl on a
+# machine with a network), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
 # (the default set) or any of those plus lagain, prefprof, map, laprof, ladetail, decode, dspeed.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
