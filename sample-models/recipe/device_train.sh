@@ -40,9 +40,15 @@ if [ "${MPS:-0}" = 1 ] && command -v nvidia-cuda-mps-control >/dev/null; then
   nvidia-cuda-mps-control -d && mps=on
 fi
 echo "mps: $mps"
+# compiled kernels from an earlier call (install.sh keeps them in the ignored .compile-cache/;
+# carry it): each member loads its own and writes it again once its compiled step has run
+CC=$W/compile_cache
+mkdir -p $CC
+[ -f .compile-cache/compile_cache.tar.gz ] && tar xzf .compile-cache/compile_cache.tar.gz -C $CC &&
+  echo "compile cache: $(ls $CC | wc -l) members' artifacts carried in"
 t0=$(date +%s)
 shift || true
-bash "$R/train_family.sh" assets $W "$secs" "$@"
+bash "$R/train_family.sh" assets $W "$secs" --compile-cache $CC "$@"
 echo "family wall: $(( $(date +%s) - t0 )) s"
 kill $dmon 2>/dev/null
 [ $mps = on ] && { echo quit | nvidia-cuda-mps-control; }
@@ -58,4 +64,10 @@ for d in */; do
   if [ $((i % 3)) -eq 0 ]; then tar czf $OUT/models$((i/3)).tar.gz $grp; grp=""; fi
 done
 [ -n "$grp" ] && tar czf $OUT/models$((i/3+1)).tar.gz $grp
+# the compile cache back (one file of at most 16 MiB comes back from $OUT)
+if ls $CC/*.bin >/dev/null 2>&1; then
+  tar czf $OUT/compile_cache.tar.gz -C $CC $(cd $CC && ls *.bin)
+  sz=$(stat -c %s $OUT/compile_cache.tar.gz)
+  [ "$sz" -gt 16000000 ] && { echo "compile cache: $sz bytes, too large to come back"; rm -f $OUT/compile_cache.tar.gz; }
+fi
 ls -la $OUT

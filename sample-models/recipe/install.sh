@@ -12,6 +12,11 @@ here="$root/sample-models/recipe"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for f in "$src"/models*.tar.gz; do tar xzf "$f" -C "$tmp"; done
+# the members' compiled kernels, for the next training call's carry (.compile-cache is ignored)
+if [ -f "$src/compile_cache.tar.gz" ]; then
+  mkdir -p "$root/.compile-cache" && cp "$src/compile_cache.tar.gz" "$root/.compile-cache/"
+  echo "compile cache kept in .compile-cache/ (name it in the next training call's carry)"
+fi
 tar xzf "$src/logs.tar.gz" -C "$tmp"
 present=""
 for d in "$tmp"/*/; do

@@ -12,6 +12,8 @@
 """
 import argparse
 import math
+import os
+import sys
 
 import torch
 
@@ -158,6 +160,46 @@ def test_compile(dev):
             close(grad, ref_grad, 1e-9, f"compile {mode}, model {n}: gradients")
 
 
+def cache_child(path, dev):
+    """A fresh process: load the compile cache, compile the first test_compile model, report
+    Inductor's FX-graph cache hits (what train.py --compile-cache saves a later call)."""
+    from train import load_compile_cache
+    print(load_compile_cache(path))
+    lay = [[{"type": "gla", "num_heads": 2}, {"type": "nope", "num_heads": 1}]]
+    m = HybridLM(small_cfg(lay)).to(dev)
+    m.init_weights(0)
+    toks = torch.randint(0, 258, (2, 40), generator=torch.Generator().manual_seed(2))
+    torch.compile(m, dynamic=False)(toks.to(dev), fast=True).square().mean().backward()
+    from torch._dynamo.utils import counters
+    print("fxgraph_cache_hit", counters["inductor"]["fxgraph_cache_hit"])
+
+
+def test_compile_cache(dev):
+    """train.py --compile-cache: the artifacts written after a compile make a fresh process's
+    compile of the same model hit Inductor's cache (an empty cache directory, so nothing else
+    can supply the hit)."""
+    import subprocess
+    import tempfile
+    from train import save_compile_cache
+    lay = [[{"type": "gla", "num_heads": 2}, {"type": "nope", "num_heads": 1}]]
+    m = HybridLM(small_cfg(lay)).to(dev)
+    m.init_weights(0)
+    toks = torch.randint(0, 258, (2, 40), generator=torch.Generator().manual_seed(2))
+    torch.compile(m, dynamic=False)(toks.to(dev), fast=True).square().mean().backward()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "m.bin")
+        msg = save_compile_cache(path)
+        assert msg.startswith("saved"), f"compile cache: {msg}"
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"),
+                   TRITON_CACHE_DIR=os.path.join(tmp, "triton"))
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--device", dev, "--cache-child", path],
+                           env=env, capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, f"compile cache child failed: {r.stderr[-2000:]}"
+        hits = [int(l.split()[1]) for l in r.stdout.splitlines() if l.startswith("fxgraph_cache_hit")]
+        assert hits and hits[0] > 0, f"compile cache: no Inductor cache hit in a fresh process ({r.stdout.strip()})"
+        print(f"compile cache: {msg.split(' to ')[0]}; a fresh process hit Inductor's cache {hits[0]} times")
+
+
 def test_swla(dev):
     g = torch.Generator().manual_seed(3)
     B, T, d = 1, 29, 16
@@ -188,9 +230,14 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--compile", action="store_true", help="also check the torch.compile'd paths (slow)")
+    ap.add_argument("--cache-child", default="", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.cache_child:
+        cache_child(a.cache_child, a.device)
+        sys.exit(0)
     if a.compile:
         test_compile(a.device)
+        test_compile_cache(a.device)
     test_cores(a.device)
     test_swla(a.device)
     test_models(a.device)

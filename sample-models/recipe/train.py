@@ -121,6 +121,11 @@ def main():
     ap.add_argument("--compile", choices=("off", "core", "model"), default="off",
                     help="core: torch.compile the gla/gdn chunk cores; model: the whole model "
                          "(Inductor kernels; bench_step.py measures what each saves)")
+    ap.add_argument("--compile-cache", default="",
+                    help="with --compile: DIR/NAME.bin holds this member's compiled kernels "
+                         "(torch.compiler's cache artifacts): loaded before compiling when "
+                         "present, written once the compiled step has run, so a later call "
+                         "(another session's machine of the same kind) skips most compiling")
     ap.add_argument("--deadline", type=float, default=0,
                     help="epoch seconds: the whole family must finish training by then; the "
                          "step count is then set once, identically for all, after --probe-steps")
@@ -220,6 +225,9 @@ def main():
             model_mod.disable_fla()
             la_kernels += f"; fla unavailable ({type(e).__name__}: {str(e)[:120]})"
     fwd = model
+    cache_file = os.path.join(a.compile_cache, a.name + ".bin") if a.compile_cache and a.compile != "off" else ""
+    if cache_file and os.path.exists(cache_file):
+        say(f"compile cache: {load_compile_cache(cache_file)}")
     if dev.type == "cuda" and a.compile == "core" and model_mod.FLA is None:
         model_mod.enable_compile()
         la_kernels += ", torch.compile'd"
@@ -385,6 +393,8 @@ def main():
     nxt = batch()
     t_probe = None
     while step < a.steps:
+        if cache_file and step == 10 + (3 if graph is not None else 0):
+            say(f"compile cache: {save_compile_cache(cache_file)}")
         if a.deadline and step == 10 + (3 if graph is not None else 0):
             family_ready()
             torch.cuda.synchronize() if dev.type == "cuda" else None
@@ -425,6 +435,32 @@ def main():
     with open(os.path.join(a.out, a.name + ".eval.json"), "w") as f:
         json.dump({"name": a.name, "steps": steps_done, "wall": wall, "niah_L0": ev}, f)
     say(f"done: {steps_done} steps in {wall:.0f}s; torch NIAH at L0 {ev}")
+
+
+def load_compile_cache(path):
+    """torch.compiler's cache artifacts (Inductor, AOTAutograd, Triton, autotuning) from a
+    file; a cache from another torch/GPU is ignored by its keys, a broken one reported."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+        info = torch.compiler.load_cache_artifacts(blob)
+        return f"loaded {len(blob)} bytes from {path}" + ("" if info else " (nothing usable)")
+    except Exception as e:
+        return f"not loaded ({type(e).__name__}: {str(e)[:160]})"
+
+
+def save_compile_cache(path):
+    try:
+        art = torch.compiler.save_cache_artifacts()
+        if not art:
+            return "nothing to save"
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path + ".tmp", "wb") as f:
+            f.write(art[0])
+        os.replace(path + ".tmp", path)
+        return f"saved {len(art[0])} bytes to {path}"
+    except Exception as e:
+        return f"not saved ({type(e).__name__}: {str(e)[:160]})"
 
 
 def cli():
