@@ -29,9 +29,23 @@ typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 8, nvcuda::wmma::
 typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 8, nvcuda::wmma::precision::tf32,
                                nvcuda::wmma::col_major> la_b_col;
 
+/* x rounded to TF32 (10 mantissa bits), ties to even. cvt.rn.tf32 is one instruction on sm_90
+ * (F2FP.TF32); WMMA's own conversion (cvt.rna, ties away from zero) is two, a compare and a
+ * predicated add, and the chunk kernels round every fragment element of every tile product.
+ * The two differ only on exact ties (the 13 dropped bits 0x1000). */
+__device__ __forceinline__ float la_tf32(float x) {
+#ifdef LA_EMU_RUNTIME_H
+    return la_emu_tf32_rn(x);
+#else
+    uint32_t u;
+    asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
+    return __uint_as_float(u);
+#endif
+}
+
 template <typename F> __device__ __forceinline__ void la_round_tf32(F &f) {
     #pragma unroll
-    for (int i = 0; i < f.num_elements; i++) f.x[i] = nvcuda::wmma::__float_to_tf32(f.x[i]);
+    for (int i = 0; i < f.num_elements; i++) f.x[i] = la_tf32(f.x[i]);
 }
 
 /* c += A B for one 16 x 16 output tile over K (a multiple of 8). a, b point at the tile's
@@ -73,14 +87,14 @@ __device__ __forceinline__ void la_mma_3x(la_acc &c, const float *a, unsigned ld
         nvcuda::wmma::load_matrix_sync(fb, b, ldb);
         #pragma unroll
         for (int i = 0; i < fa.num_elements; i++) {
-            float hi = nvcuda::wmma::__float_to_tf32(fa.x[i]);
-            fa_lo.x[i] = nvcuda::wmma::__float_to_tf32(fa.x[i] - hi);
+            float hi = la_tf32(fa.x[i]);
+            fa_lo.x[i] = la_tf32(fa.x[i] - hi);
             fa.x[i] = hi;
         }
         #pragma unroll
         for (int i = 0; i < fb.num_elements; i++) {
-            float hi = nvcuda::wmma::__float_to_tf32(fb.x[i]);
-            fb_lo.x[i] = nvcuda::wmma::__float_to_tf32(fb.x[i] - hi);
+            float hi = la_tf32(fb.x[i]);
+            fb_lo.x[i] = la_tf32(fb.x[i] - hi);
             fb.x[i] = hi;
         }
         nvcuda::wmma::mma_sync(l1, fa_lo, fb, l1);

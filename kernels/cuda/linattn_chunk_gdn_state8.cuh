@@ -22,14 +22,10 @@
 #ifdef LA_EMU_RUNTIME_H
 #include "mma_m16n8k8_emu.h"
 #else
-__device__ __forceinline__ uint32_t la_tf32_bits(float x) {
-    uint32_t u;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
-    return u;
-}
+__device__ __forceinline__ uint32_t la_tf32_bits(float x) { return __float_as_uint(la_tf32(x)); }
 /* c += A B: A 16 x 8 (a[0] (g, t), a[1] (g+8, t), a[2] (g, t+4), a[3] (g+8, t+4)), B 8 x 8
  * (b[0] (t, g), b[1] (t+4, g)), C 16 x 8 (c[0..1] (g, 2t..2t+1), c[2..3] (g+8, 2t..)), with
- * g = lane / 4, t = lane % 4; operands rounded to TF32 as cvt.rna. */
+ * g = lane / 4, t = lane % 4; operands rounded to TF32 as cvt.rn (la_tf32). */
 __device__ __forceinline__ void la_mma_16x8x8(float (&c)[4], const float (&a)[4], const float (&b)[2]) {
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])

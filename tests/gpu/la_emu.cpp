@@ -3,7 +3,7 @@
  * where no GPU exists. Every thread of a block is a coroutine (ucontext; the runtime is
  * tests/gpu/la_emu_include/emu_runtime.h, shared with hs_emu.cpp); __syncthreads, __syncwarp, shuffles and the WMMA operations (tests/gpu/la_emu_include/mma.h: each lane holds
  * the whole tile, loads and stores are warp-collective, pointers and ldm alignment checked,
- * __float_to_tf32 rounds like cvt.rna.tf32) go through the scheduler. It runs the warps of a
+ * la_tf32 rounds like cvt.rn.tf32) go through the scheduler. It runs the warps of a
  * block in a random strict priority (the first runnable warp always goes on, so each warp gets
  * as far ahead as the barriers allow) and the lanes of a warp in a random rotation. Shared
  * memory starts as NaN. Removing any one __syncthreads or the forward substitution's

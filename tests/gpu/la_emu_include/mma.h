@@ -8,6 +8,16 @@
 #include <type_traits>
 #include "cuda_runtime.h"
 
+/* cvt.rn.tf32.f32 (the kernels' la_tf32): 10 mantissa bits, ties to even */
+static inline float la_emu_tf32_rn(float f) {
+    if (!isfinite(f)) return f;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u = (u + 0xfffu + ((u >> 13) & 1u)) & ~0x1fffu;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 namespace nvcuda {
 namespace wmma {
 struct row_major {};

@@ -4,7 +4,7 @@
  * elements, so a kernel that reads a fragment element from the wrong place computes a wrong
  * product here as on the GPU: lane (g = lane / 4, t = lane % 4) holds A (g, t), (g+8, t),
  * (g, t+4), (g+8, t+4); B (t, g), (t+4, g); C (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
- * Operands are rounded as cvt.rna.tf32; products summed in double, then added to C. */
+ * Operands are rounded as cvt.rn.tf32 (la_tf32); products summed in double, then added to C. */
 #ifndef LA_EMU_MMA_M16N8K8_H
 #define LA_EMU_MMA_M16N8K8_H
 #include "mma.h"
@@ -16,9 +16,9 @@ static float mma8_slots[2][32][32][6];     /* [buffer][warp][lane][a0..a3, b0, b
 static inline void la_mma_16x8x8(float (&c)[4], const float (&a)[4], const float (&b)[2]) {
     const int lane = emu::cur->idx.x % 32, w = emu::cur->idx.x / 32, buf = emu::cur->xseq++ & 1;
     float *s = emu::mma8_slots[buf][w][lane];
-    for (int i = 0; i < 4; i++) s[i] = nvcuda::wmma::__float_to_tf32(a[i]);
-    s[4] = nvcuda::wmma::__float_to_tf32(b[0]);
-    s[5] = nvcuda::wmma::__float_to_tf32(b[1]);
+    for (int i = 0; i < 4; i++) s[i] = la_emu_tf32_rn(a[i]);
+    s[4] = la_emu_tf32_rn(b[0]);
+    s[5] = la_emu_tf32_rn(b[1]);
     emu::warp_collective();                 /* every lane's operands are in (see emu::exchange) */
     const int g = lane / 4, t = lane % 4;
     for (int e = 0; e < 4; e++) {
