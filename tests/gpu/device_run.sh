@@ -3,7 +3,7 @@
 # when the image lacks libcjson/openblas; tests/gpu/fetch_carry.sh fetches .deps and .whl on a
 # machine with a network), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
-# (the default set) or any of those plus lagain, prefprof, map, laprof, ladetail, decode, dspeed.
+# (the default set) or any of those plus verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
@@ -67,6 +67,34 @@ graph)    # the forward replayed from its CUDA graph against eager launches (eng
         echo "graph $args rc=$r"; cat $OUT/graph.log
     done ;;
 bench) bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
+verify)  # every kernel change since the last GPU run checked, not compared, in ~6-7 min: la_check
+        # of the default build (both gdn widths, unstaged) and of the gla32w / gdnout2 A/B builds,
+        # parity.sh (whole models against the CPU engine, FFN bf16 rows included), then the layer
+        # GEMM rows and our 376m prefills at 4K/64K (no PyTorch: the session-10 rows are the reference)
+    ( BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/verify_bench_build.log" 2>&1 ) & vbb=$!
+    ( LA_VARIANT=gla32w bash tests/gpu/la_build.sh build > /dev/null 2>&1 & LA_VARIANT=gdnout2 bash tests/gpu/la_build.sh build > /dev/null 2>&1 & wait ) & vlb=$!
+    if la=$(bash tests/gpu/la_build.sh build); then
+        echo "la_check default: $(timeout 60 "$la" check | tail -1)"
+        echo "la_check HS_CUDA_GDN_BV=16: $(HS_CUDA_GDN_BV=16 timeout 60 "$la" check | tail -1)"
+        echo "la_check HS_CUDA_LA_STAGE=0: $(HS_CUDA_LA_STAGE=0 timeout 60 "$la" check | tail -1)"
+    else echo "verify: la_check build failed"; fi
+    wait $vlb
+    for v in gla32w gdnout2; do
+        [ -x build/la_check_$v ] && echo "la_check $v: $(timeout 60 build/la_check_$v check | tail -1)" || echo "la_check $v: no build"
+    done
+    timeout 240 bash tests/gpu/parity.sh > "$OUT/parity.log" 2>&1; echo "parity rc=$?"; tail -3 "$OUT/parity.log"
+    grep -iE "fail" "$OUT/parity.log" | head -20
+    wait $vbb
+    if [ -x build/hs_gpu_bench ]; then
+        timeout 60 build/hs_gpu_bench gemm
+        for L in 65536 4096; do timeout 60 build/hs_gpu_bench gemms $L; done
+        for t in swa gla gdn; do
+            echo "== ours preset=376m efficient=$t LH 3:1 NoPE"
+            timeout 150 build/hs_gpu_bench model --preset 376m --efficient $t --lengths 4096,65536 --reps 3
+        done
+        echo "== ours preset=376m efficient=gdn HS_CUDA_FFN_BF16=1"
+        HS_CUDA_FFN_BF16=1 timeout 150 build/hs_gpu_bench model --preset 376m --efficient gdn --lengths 4096,65536 --reps 3
+    else echo "verify: bench build failed"; tail -5 "$OUT/verify_bench_build.log"; fi ;;
 lagain)  # the linear-attention side of the bench in ~6-8 min: la_check (both gdn widths), the chunk
         # kernel rows at 4K/64K, and the GLA/GDN prefill rows with the PyTorch stack's
         # (fla's chunk kernels and the models) in the same run, 376m unless BENCH_PRESETS says
