@@ -347,13 +347,23 @@ static int run_stats(hs_cuda_model *cm, stats_dev *sd, int l, int j, int T, cons
     return 0;
 }
 
-/* q, k, v projections of a gla/gdn mixer: GEMM into tmp, then conv (if any) and silu. */
+/* q, k, v projections of a gla/gdn mixer: GEMM into tmp, then conv (if any) and silu, then
+ * with l2_dim > 0 (gdn's q and k) the l2 norm of every head of that dim, fused with the conv
+ * where a row fits the fused kernel's shared memory. */
 static int project_conv(hs_cuda_model *cm, float *dst, const bf16 *w, const float *conv, int T, int C,
-                        int K, int silu, char *err, size_t errlen) {
+                        int K, int silu, int l2_dim, char *err, size_t errlen) {
     const int d = cm->cfg.hidden_size;
-    if (!conv && !silu) return gemm(cm, dst, cm->ws.hb, w, T, d, C, 0, err, errlen);
-    if (gemm(cm, cm->ws.tmp, cm->ws.hb, w, T, d, C, 0, err, errlen)) return -1;
-    LAUNCH(cu_conv_silu(dst, cm->ws.tmp, conv, T, C, K, silu, cm->st));
+    if (!conv && !silu) {
+        if (gemm(cm, dst, cm->ws.hb, w, T, d, C, 0, err, errlen)) return -1;
+    } else {
+        if (gemm(cm, cm->ws.tmp, cm->ws.hb, w, T, d, C, 0, err, errlen)) return -1;
+        if (l2_dim > 0 && C <= CU_CONV_L2NORM_MAX_C) {
+            LAUNCH(cu_conv_silu_l2norm(dst, cm->ws.tmp, conv, T, C, K, silu, l2_dim, 1e-6f, cm->st));
+            return 0;
+        }
+        LAUNCH(cu_conv_silu(dst, cm->ws.tmp, conv, T, C, K, silu, cm->st));
+    }
+    if (l2_dim > 0) LAUNCH(cu_l2norm_heads(dst, T, C / l2_dim, l2_dim, 1e-6f, cm->st));
     return 0;
 }
 
@@ -368,9 +378,9 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
     const int silu = gla ? mc->use_short_conv : 1;
     const float *qc = mc->use_short_conv ? w->q_conv : NULL, *kc = mc->use_short_conv ? w->k_conv : NULL;
     const float *vc = mc->use_short_conv ? w->v_conv : NULL;
-    if (project_conv(cm, ws->q, w->q, qc, T, H * dk, K, silu, err, errlen) ||
-        project_conv(cm, ws->k, w->k, kc, T, H * dk, K, silu, err, errlen) ||
-        project_conv(cm, ws->v, w->v, vc, T, H * dv, K, silu, err, errlen))
+    if (project_conv(cm, ws->q, w->q, qc, T, H * dk, K, silu, gla ? 0 : dk, err, errlen) ||
+        project_conv(cm, ws->k, w->k, kc, T, H * dk, K, silu, gla ? 0 : dk, err, errlen) ||
+        project_conv(cm, ws->v, w->v, vc, T, H * dv, K, silu, 0, err, errlen))
         return -1;
     int swla = kn->swla, W = kn->swla_window, S = kn->swla_stride;
     /* a window that covers every query's whole prefix is the plain recurrence */
@@ -396,8 +406,6 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
                                swla == HS_SWLA_EXACT ? CU_SWLA_EXACT : CU_SWLA_OFF, W, cm->st));
         }
     } else {
-        LAUNCH(cu_l2norm_heads(ws->q, T, H, dk, 1e-6f, cm->st));
-        LAUNCH(cu_l2norm_heads(ws->k, T, H, dk, 1e-6f, cm->st));
         if (gemm(cm, ws->beta, ws->hb, w->b, T, d, H, 0, err, errlen) ||
             gemm(cm, ws->la, ws->hb, w->a, T, d, H, 0, err, errlen))
             return -1;

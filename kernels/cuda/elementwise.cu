@@ -89,7 +89,14 @@ cudaError_t cu_conv_silu(float *out, const float *in, const float *w, int T, int
     return cudaGetLastError();
 }
 
-/* One warp per (t, head). */
+cudaError_t cu_conv_silu_l2norm(float *out, const float *in, const float *w, int T, int C, int K, int silu, int dim,
+                                float eps, cudaStream_t st) {
+    if (dim < 1 || C % dim || (size_t)C * sizeof(float) > 48 * 1024) return cudaErrorInvalidValue;
+    conv_silu_l2norm_kernel<<<rows_for(T), 256, (size_t)C * sizeof(float), st>>>(out, in, w, T, C, K, silu, dim, eps);
+    return cudaGetLastError();
+}
+
+/* One warp per (t, head); conv_silu_l2norm_kernel (elementwise_body.cuh) does the same sums. */
 __global__ static void l2norm_kernel(float *x, long rows, int dim, float eps) {
     long r = (blockIdx.x * (long)blockDim.x + threadIdx.x) >> 5;
     int lane = threadIdx.x & 31;

@@ -62,24 +62,56 @@ __global__ static void swiglu_bf16_kernel(__nv_bfloat16 *out, const __nv_bfloat1
     }
 }
 
-/* out[t, c] = [silu] (sum_j w[c, j] in[t - K + 1 + j, c]) (causal depthwise, zero before 0), or
- * [silu] in[t, c] without w */
+/* [silu] (sum_j w[c, j] in[t - K + 1 + j, c]) (causal depthwise, zero before 0), or [silu]
+ * in[t, c] without w */
+__device__ __forceinline__ float conv_silu_at(const float *in, const float *w, int t, int c, int C, int K, int silu) {
+    float acc;
+    if (w) {
+        acc = 0.0f;
+        for (int j = 0; j < K; j++) {
+            const int s = t - K + 1 + j;
+            if (s >= 0) acc += w[(size_t)c * K + j] * in[(size_t)s * C + c];
+        }
+    } else {
+        acc = in[(size_t)t * C + c];
+    }
+    return silu ? acc / (1.0f + expf(-acc)) : acc;
+}
+
+/* out[t, c] = conv_silu_at(t, c) */
 __global__ static void conv_silu_kernel(float *out, const float *in, const float *w, int T, int C, int K,
                                         int silu) {
     for (int t = blockIdx.x; t < T; t += gridDim.x)
-        for (int c = threadIdx.x; c < C; c += blockDim.x) {
-            float acc;
-            if (w) {
-                acc = 0.0f;
-                for (int j = 0; j < K; j++) {
-                    const int s = t - K + 1 + j;
-                    if (s >= 0) acc += w[(size_t)c * K + j] * in[(size_t)s * C + c];
-                }
-            } else {
-                acc = in[(size_t)t * C + c];
-            }
-            out[(size_t)t * C + c] = silu ? acc / (1.0f + expf(-acc)) : acc;
+        for (int c = threadIdx.x; c < C; c += blockDim.x) out[(size_t)t * C + c] = conv_silu_at(in, w, t, c, C, K, silu);
+}
+
+#ifndef LA_SMEM
+#define LA_SMEM(type, name) extern __shared__ __align__(128) type name[]
+#endif
+
+/* conv_silu_kernel's row, then each head's dim values times 1/sqrt(sum of squares + eps), in
+ * l2norm_kernel's arithmetic (elementwise.cu: lane j of a warp sums the squares of its head's
+ * elements j, j + 32, ..., a butterfly over the warp, each lane scales its own elements by its
+ * own sum): gdn's q and k in one pass where there were two, each reading and writing [T, C]
+ * fp32. blockDim.x a multiple of 32; dynamic shared memory C floats. */
+__global__ static void conv_silu_l2norm_kernel(float *out, const float *in, const float *w, int T, int C, int K,
+                                               int silu, int dim, float eps) {
+    LA_SMEM(float, row);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    for (int t = blockIdx.x; t < T; t += gridDim.x) {
+        for (int c = threadIdx.x; c < C; c += blockDim.x) row[c] = conv_silu_at(in, w, t, c, C, K, silu);
+        __syncthreads();
+        for (int h = warp; h < C / dim; h += nw) {
+            const float *y = row + (size_t)h * dim;
+            float ss = 0.0f;
+            for (int j = lane; j < dim; j += 32) ss += y[j] * y[j];
+            for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+            const float inv = rsqrtf(ss + eps);
+            float *z = out + (size_t)t * C + (size_t)h * dim;
+            for (int j = lane; j < dim; j += 32) z[j] = y[j] * inv;
         }
+        __syncthreads();                       /* the next row overwrites row[] */
+    }
 }
 
 /* z[t, c] = logsigmoid(z[t, c] + b[c]) / normalizer */

@@ -36,6 +36,11 @@ cudaError_t cu_conv_silu(float *out, const float *in, const float *w, int T, int
                          cudaStream_t st);
 /* x / sqrt(sum x^2 + eps) per head, in place. */
 cudaError_t cu_l2norm_heads(float *x, int T, int n_heads, int dim, float eps, cudaStream_t st);
+/* cu_conv_silu then cu_l2norm_heads over heads of dim in one pass, the same values;
+ * C a multiple of dim and C floats at most 48 KB (else cudaErrorInvalidValue). */
+cudaError_t cu_conv_silu_l2norm(float *out, const float *in, const float *w, int T, int C, int K, int silu, int dim,
+                                float eps, cudaStream_t st);
+#define CU_CONV_L2NORM_MAX_C (48 * 1024 / 4)
 /* gk = logsigmoid(z + b) / normalizer in place on z [T, C]. */
 cudaError_t cu_gla_gate(float *z, const float *b, int T, int C, float normalizer, cudaStream_t st);
 /* beta = mul * sigmoid(beta); log_alpha = -exp(A_log) * softplus(log_alpha + dt_bias), in place, [T, H]. */

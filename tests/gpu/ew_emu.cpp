@@ -1,5 +1,5 @@
 /* The element-wise kernel bodies (kernels/cuda/elementwise_body.cuh: embedding, RoPE, SwiGLU,
- * short conv + SiLU, the gla gate) run on the CPU in the emulator of
+ * short conv + SiLU, that and the l2 norm in one pass, the gla gate) run on the CPU in the emulator of
  * tests/gpu/la_emu_include/emu_runtime.h (threads as coroutines; SwiGLU also from a bf16 product), against references written
  * here as plain loops over every element, in the form the contract states (model-spec
  * section 3). The kernels and references do the same float arithmetic per element (the CPU's
@@ -135,6 +135,41 @@ static void run(int T, int width, int heads, int threads, unsigned grid) {
         emu::launch_call([=] { conv_silu_kernel(o, ip, wp, T, C, K, silu); }, g, threads, 0);
         snprintf(what, sizeof what, "conv_silu %s T=%d C=%d threads=%d grid=%u",
                  mode == 0 ? "conv+silu" : mode == 1 ? "conv" : "silu", T, C, threads, grid);
+        check(what, out.data(), want.data(), out.size());
+    }
+    /* short conv + SiLU then each head's l2 norm in one pass (gdn's q and k), against the two
+     * steps as the contract states them, with l2norm_kernel's order of additions: lane j of a
+     * warp sums its head's elements j, j + 32, ..., a butterfly over the 32 lanes, each lane
+     * scales its own elements by its own sum */
+    for (int dim : {8, 13, 20, 32, 50, 64, 100}) {
+        const int C = width, K = 4;
+        if (C % dim) continue;
+        const float eps = 1e-6f;
+        std::vector<float> in = rnd((size_t)T * C, -2, 2), w = rnd((size_t)C * K, -1, 1);
+        std::vector<float> out((size_t)T * C, NAN), want((size_t)T * C), y(C);
+        for (int t = 0; t < T; t++) {
+            for (int c = 0; c < C; c++) {
+                float acc = 0.0f;
+                for (int j = 0; j < K; j++)
+                    if (t - K + 1 + j >= 0) acc += w[(size_t)c * K + j] * in[(size_t)(t - K + 1 + j) * C + c];
+                y[c] = acc / (1.0f + expf(-acc));
+            }
+            for (int h = 0; h < C / dim; h++) {
+                float part[32] = {0}, nxt[32];
+                for (int j = 0; j < dim; j++) part[j % 32] += y[h * dim + j] * y[h * dim + j];
+                for (int o = 16; o > 0; o >>= 1) {
+                    for (int l = 0; l < 32; l++) nxt[l] = part[l] + part[l ^ o];
+                    memcpy(part, nxt, sizeof part);
+                }
+                for (int j = 0; j < dim; j++)
+                    want[(size_t)t * C + h * dim + j] = y[h * dim + j] * rsqrtf(part[j % 32] + eps);
+            }
+        }
+        float *o = out.data();
+        const float *ip = in.data(), *wp = w.data();
+        emu::launch_call([=] { conv_silu_l2norm_kernel(o, ip, wp, T, C, K, 1, dim, eps); }, g, threads,
+                         (size_t)C * sizeof(float));
+        snprintf(what, sizeof what, "conv_silu_l2norm T=%d C=%d dim=%d threads=%d grid=%u", T, C, dim, threads, grid);
         check(what, out.data(), want.data(), out.size());
     }
     /* gla gate: logsigmoid(z + b) / 16 */

@@ -55,6 +55,7 @@ void check_tile(const void *p, unsigned ldm, const char *what);
 #define __shfl_xor_sync(m, v, o) emu::shfl_xor((v), (o))
 #define __shfl_up_sync(m, v, d) emu::shfl_up((v), (d))
 #define __expf expf
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 #define LA_SMEM(type, name) type *name = (type *)emu::smem()
 static inline float4 __ldg(const float4 *p) { return *p; }
