@@ -9,7 +9,8 @@
 # Usage: la_bench.sh [BUILD_DIR].
 set -u
 cd "$(dirname "$0")/../.."
-bin=$(bash tests/gpu/la_build.sh "${1:-build}") || { echo "la_bench: build failed"; exit 1; }
+BUILD=${1:-build}
+bin=$(bash tests/gpu/la_build.sh "$BUILD") || { echo "la_bench: build failed"; exit 1; }
 for T in ${LA_BENCH_LENGTHS:-4096 16384 65536}; do timeout 120 "$bin" bench "$T" 8 128; done
 # the gdn rows with the state pass forced to 16 columns a block (HS_CUDA_GDN_BV=16; the
 # default takes 8 where 16 leaves SMs idle: plain at 8 heads), renamed gdn_bv16_*, for the
@@ -20,27 +21,21 @@ if [ "${LA_AB:-1}" = 1 ]; then   # the A/B rows at LA_AB_LENGTHS (default 4096 6
         HS_CUDA_GDN_BV=16 timeout 120 "$bin" bench "$T" 8 128 | grep -E "name=gdn_chunk_plain" |
             sed -E 's/name=gdn_chunk/name=gdn_bv16_chunk/'
     done
+    # the rows ROWS (a grep -E pattern over the kernel names) of the A/B build
+    # LA_VARIANT=VARIANT, renamed VARIANT_chunk_*, when that build passes la_check
+    variant_rows() {
+        local v=$1 rows=$2 b T
+        b=$(LA_VARIANT=$v bash tests/gpu/la_build.sh "$BUILD") || { echo "la_bench: the $v build failed"; return; }
+        timeout 120 "$b" check > /dev/null 2>&1 || { echo "la_bench: the $v build fails la_check (no rows)"; return; }
+        for T in ${LA_AB_LENGTHS:-4096 65536}; do
+            timeout 120 "$b" bench "$T" 8 128 | grep -E "name=($rows)" | sed -E "s/name=(gla|gdn)_chunk/name=${v}_chunk/"
+        done
+    }
     # the gla output kernel with 32 warps (one block a SM issues from 16 now; ncu: half the
-    # issue slots idle), renamed gla32w_*
-    if b32=$(LA_VARIANT=gla32w bash tests/gpu/la_build.sh "${1:-build}"); then
-        if timeout 120 "$b32" check > /dev/null 2>&1; then
-            for T in ${LA_AB_LENGTHS:-4096 65536}; do
-                timeout 120 "$b32" bench "$T" 8 128 | grep -E "name=gla_chunk_(plain|exact)" | sed -E 's/name=gla_chunk/name=gla32w_chunk/'
-            done
-        else
-            echo "la_bench: the gla32w build fails la_check (no rows)"
-        fi
-    fi
-    # the gdn output kernel at two 8-warp blocks a SM (S_n from global memory), renamed gdnout2_*
-    if bo2=$(LA_VARIANT=gdnout2 bash tests/gpu/la_build.sh "${1:-build}"); then
-        if timeout 120 "$bo2" check > /dev/null 2>&1; then
-            for T in ${LA_AB_LENGTHS:-4096 65536}; do
-                timeout 120 "$bo2" bench "$T" 8 128 | grep -E "name=gdn_chunk_(plain|overlap)" | sed -E 's/name=gdn_chunk/name=gdnout2_chunk/'
-            done
-        else
-            echo "la_bench: the gdnout2 build fails la_check (no rows)"
-        fi
-    fi
+    # issue slots idle)
+    variant_rows gla32w "gla_chunk_(plain|exact)"
+    # the gdn output kernel at two 8-warp blocks a SM (S_n from global memory)
+    variant_rows gdnout2 "gdn_chunk_(plain|overlap)"
 fi
 [ "${LA_FLA:-0}" = 1 ] || exit 0
 if ls .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; then
