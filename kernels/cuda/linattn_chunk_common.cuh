@@ -153,14 +153,14 @@ __device__ __forceinline__ void la_mma_ilp(la_acc &c, const float *a, unsigned l
     la_mma_2acc<FA, FB, false>(c, a, lda, a_step, b, b, ldb, b_step, K);
 }
 
-/* f(r, c) for every row r < rows (la_tile_each4: a chunk tile's LC) and every fourth column
- * c < d (d a multiple of 4), the block's threads strided over them. The walk carries (r, c) instead of dividing the
- * flat index by a runtime width per element: those divisions were a large share of the gla
- * output kernel's instructions. */
 /* {a / b, a % b}, out of line: the general walks' set-up is dead code for every head dim a model
  * has, and inlined at every walk it made the kernels ~10% larger */
 __device__ __noinline__ static int2 la_divmod(int a, int b) { return make_int2(a / b, a % b); }
 
+/* f(r, c) for every row r < rows (la_tile_each4: a chunk tile's LC) and every fourth column
+ * c < d (d a multiple of 4), the block's threads strided over them. The walk carries (r, c) instead of dividing the
+ * flat index by a runtime width per element: those divisions were a large share of the gla
+ * output kernel's instructions. */
 template <typename F> __device__ __forceinline__ void la_rows_each4(int rows, int d, F f) {
     const int q4 = d >> 2, nt = blockDim.x;
     int r, c, dr, dc;
