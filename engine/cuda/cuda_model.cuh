@@ -34,8 +34,7 @@ typedef struct {
     float *x, *hf;                 /* [T,d] residual, normed (fp32) */
     bf16 *hb;                      /* [T,d] normed (GEMM input) */
     float *q, *k, *v, *o, *gk, *g, *tmp; /* [T, width] */
-    float *lr;                     /* [T, r] gla low rank */
-    bf16 *lrb;
+    bf16 *lrb;                     /* [T, r] gla low rank */
     float *beta, *la;              /* [T, Hmax] */
     float *gu;                     /* [T, 2F] */
     bf16 *mb;                      /* [T, F] */

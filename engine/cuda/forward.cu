@@ -390,9 +390,11 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
     const int chunk = cu_la_chunk_enabled() && cu_la_chunk_fits(dk, dv);
     if (gla) {
         const int r = mc->gate_low_rank_dim;
-        if (gemm(cm, ws->lr, ws->hb, w->gk0, T, d, r, 0, err, errlen)) return -1;
-        LAUNCH(cu_to_bf16(ws->lrb, ws->lr, (size_t)T * r, cm->st));
-        if (gemm(cm, ws->gk, ws->lrb, w->gk1, T, r, H * dk, 0, err, errlen)) return -1;
+        /* the low-rank product straight to bf16 (cuBLAS rounds its fp32 accumulators to nearest,
+         * as cu_to_bf16 did): the second product reads it */
+        if (gemm_to(cm, ws->lrb, CUDA_R_16BF, ws->hb, w->gk0, T, d, r, 0, err, errlen) ||
+            gemm(cm, ws->gk, ws->lrb, w->gk1, T, r, H * dk, 0, err, errlen))
+            return -1;
         LAUNCH(cu_gla_gate(ws->gk, w->gk_bias, T, H * dk, mc->gate_logit_normalizer, cm->st));
         if (chunk) {
             const int mode = swla == HS_SWLA_EXACT ? CU_SWLA_EXACT : swla == HS_SWLA_OVERLAP ? CU_SWLA_OVERLAP : CU_SWLA_OFF;

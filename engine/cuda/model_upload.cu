@@ -196,7 +196,7 @@ int cu_workspace_ensure(hs_cuda_model *cm, int T, char *err, size_t errlen) {
         {(void **)&cm->ws.q, t * W * 4}, {(void **)&cm->ws.k, t * W * 4}, {(void **)&cm->ws.v, t * W * 4},
         {(void **)&cm->ws.o, t * W * 4}, {(void **)&cm->ws.gk, t * W * 4}, {(void **)&cm->ws.g, t * W * 4},
         {(void **)&cm->ws.tmp, (t + 128) * W * 4}, /* + 128 rows: the wgmma attentions' padded K/V (forward.cu) */
-        {(void **)&cm->ws.lr, t * cm->rank * 4}, {(void **)&cm->ws.lrb, t * cm->rank * 2},
+        {(void **)&cm->ws.lrb, t * cm->rank * 2},
         {(void **)&cm->ws.beta, t * cm->hmax * 4}, {(void **)&cm->ws.la, t * cm->hmax * 4},
         {(void **)&cm->ws.gu, t * 2 * F * 4}, {(void **)&cm->ws.mb, t * F * 2}, {(void **)&cm->ws.ob, t * W * 2},
         {(void **)&cm->ws.row_scale, t * 4}, {(void **)&cm->ws.nll, t * 4},
