@@ -426,7 +426,19 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
     return gemm(cm, ws->g, ws->hb, w->g, T, d, H * dv, 0, err, errlen);
 }
 
-static int softmax_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *kn, int *window_out,
+/* HS_CUDA_FUSE_ROPE=0: RoPE always as its own pass over q and k (the A/B and a suspect's switch) */
+static int rope_fusion_enabled(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("HS_CUDA_FUSE_ROPE");
+        v = !(e && !strcmp(e, "0"));
+    }
+    return v;
+}
+
+/* fuse_rope: nothing after the attention reads the rotated q and k (no capture hook, head
+ * statistics, pooled maps or mixer hook), so the TMA-fed kernel may rotate them as it loads */
+static int softmax_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *kn, int fuse_rope, int *window_out,
                          char *err, size_t errlen) {
     const hs_mixer_config *mc = &cm->cfg.layers[l].mixers[j];
     const cu_mixer_w *w = &cm->layers[l].mix[j];
@@ -437,18 +449,27 @@ static int softmax_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs 
         gemm(cm, ws->k, ws->hb, w->k, T, d, Hkv * dk, 0, err, errlen) ||
         gemm(cm, ws->v, ws->hb, w->v, T, d, Hkv * dv, 0, err, errlen))
         return -1;
-    if (mc->type == HS_ROPE || mc->type == HS_SWA) {
-        LAUNCH(cu_rope(ws->q, T, H, dk, mc->rope_theta, cm->st));
-        LAUNCH(cu_rope(ws->k, T, Hkv, dk, mc->rope_theta, cm->st));
-    }
     int window = cu_mixer_window(kn, mc);
     *window_out = window;
     const float *rs = mc->type == HS_NOPE && kn->log_L0 > 0 ? ws->row_scale : NULL;
     /* ws->tmp ((T + 128) x width fp32, unused by softmax mixers) holds the tensor-core kernels'
      * bf16 K/V copies: Hkv*(dk+dv) bf16 per token is at most 2*width*2 bytes, plus the wgmma
      * kernels' padding (V^T to a multiple of 8 tokens, the TMA-fed kernel's tiles to 128) */
-    LAUNCH(cu_attention(ws->o, ws->q, ws->k, ws->v, rs, T, H, Hkv, dk, dv, window, ws->tmp,
-                        ((size_t)T + 128) * cm->width * sizeof(float), cm->st));
+    const size_t sbytes = ((size_t)T + 128) * cm->width * sizeof(float);
+    if (mc->type == HS_ROPE || mc->type == HS_SWA) {
+        if (fuse_rope && rope_fusion_enabled() && cu_attention_runs_wgt(T, Hkv, dk, dv, sbytes)) {
+            /* the angles, T x dk/2 (cos, sin), in ws->gk (a gla mixer's [T, width] fp32): the
+             * kernel rotates q and k as it loads them, two passes over q and k fewer */
+            const float2 *cs = (const float2 *)ws->gk;
+            LAUNCH(cu_rope_table((float2 *)ws->gk, T, dk, mc->rope_theta, cm->st));
+            LAUNCH(cu_attention_wgt_rope(ws->o, ws->q, ws->k, ws->v, rs, T, H, Hkv, dk, dv, window, cs, ws->tmp, sbytes,
+                                         cm->st));
+            return 0;
+        }
+        LAUNCH(cu_rope(ws->q, T, H, dk, mc->rope_theta, cm->st));
+        LAUNCH(cu_rope(ws->k, T, Hkv, dk, mc->rope_theta, cm->st));
+    }
+    LAUNCH(cu_attention(ws->o, ws->q, ws->k, ws->v, rs, T, H, Hkv, dk, dv, window, ws->tmp, sbytes, cm->st));
     return 0;
 }
 
@@ -487,6 +508,7 @@ static int forward_layers(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
     const int d = c->hidden_size, F = c->intermediate_size;
     cu_workspace *ws = &cm->ws;
     const uint8_t *mask_all = knobs->n_ablate > 0 ? ws->mask : NULL;
+    const int fuse_rope = !opts->capture && !sd->block && !sd->map_scratch && !cm->mixer_hook;
     for (int l = 0; l < c->num_layers; l++) {
         const cu_layer_w *lw = &cm->layers[l];
         /* both mixers of an HH layer read the same normed h; their projections add into x */
@@ -495,7 +517,8 @@ static int forward_layers(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
             const hs_mixer_config *mc = &c->layers[l].mixers[j];
             const int H = mc->num_heads, dv = mc->head_v_dim, lin = mc->type == HS_GLA || mc->type == HS_GDN;
             int window = 0;
-            if (lin ? linear_mixer(cm, l, j, T, kn, err, errlen) : softmax_mixer(cm, l, j, T, kn, &window, err, errlen))
+            if (lin ? linear_mixer(cm, l, j, T, kn, err, errlen)
+                    : softmax_mixer(cm, l, j, T, kn, fuse_rope, &window, err, errlen))
                 return -1;
             if (cm->mixer_hook && cm->mixer_hook(cm->mixer_hook_ctx, l, j, T, err, errlen)) return -1;
             if (opts->capture &&

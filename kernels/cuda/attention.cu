@@ -154,13 +154,17 @@ cudaError_t cu_attention_setup(void) {
     return e != cudaSuccess ? e : cu_attention_wg_setup();
 }
 
+int cu_attention_runs_wgt(int T, int Hkv, int dk, int dv, size_t scratch_bytes) {
+    return cu_attention_choice() == CU_ATT_WGT && cu_attention_wgt_fits(dk, dv) &&
+           scratch_bytes >= cu_attention_wgt_scratch_bytes(T, Hkv, dk, dv);
+}
+
 cudaError_t cu_attention(float *out, const float *q, const float *k, const float *v,
                          const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
                          void *scratch, size_t scratch_bytes, cudaStream_t st) {
     if (H % Hkv) return cudaErrorInvalidValue;
     const int c = cu_attention_choice();
-    if (c == CU_ATT_WGT && cu_attention_wgt_fits(dk, dv) &&
-        scratch_bytes >= cu_attention_wgt_scratch_bytes(T, Hkv, dk, dv))
+    if (cu_attention_runs_wgt(T, Hkv, dk, dv, scratch_bytes))
         return cu_attention_wgt(out, q, k, v, row_scale, T, H, Hkv, dk, dv, window, scratch, scratch_bytes, st);
     if ((c == CU_ATT_WG || c == CU_ATT_WGT) && cu_attention_wg_fits(dk, dv) &&
         scratch_bytes >= cu_attention_wg_scratch_bytes(T, Hkv, dk, dv))

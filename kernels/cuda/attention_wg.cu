@@ -31,20 +31,21 @@ wg_attention_kernel(float *out, const float *q, const uint16_t *kb, const uint16
 template <int D>
 __global__ static void __launch_bounds__(WG_THREADS, 1)
 wgt_attention_kernel(float *out, const float *q, const uint16_t *kt, const uint16_t *vt, const float *row_scale,
-                     int T, int H, int Hkv, int window, float qscale) {
+                     int T, int H, int Hkv, int window, float qscale, const float2 *rope) {
 #if defined(WG_COMPILED)
     extern __shared__ __align__(1024) unsigned char wg_smem[];
-    wgt_attention_body<D>(out, q, kt, vt, row_scale, T, H, Hkv, window, qscale, wg_smem);
+    wgt_attention_body<D>(out, q, kt, vt, row_scale, T, H, Hkv, window, qscale, rope, wg_smem);
 #endif
 }
 
 template <int D>
-__global__ static void wgt_convert_kernel(uint16_t *kt, uint16_t *vt, const float *k, const float *v, int T, int Hkv) {
+__global__ static void wgt_convert_kernel(uint16_t *kt, uint16_t *vt, const float *k, const float *v, int T, int Hkv,
+                                          const float2 *rope) {
 #if defined(WG_COMPILED)
     const int NT = WGT_NTILES(T);
     const size_t n = (size_t)Hkv * NT * WG_BN * (D / 8);
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        wgt_convert_k_body<D>(kt, k, T, Hkv, NT, i);
+        wgt_convert_k_body<D>(kt, k, T, Hkv, NT, i, rope);
         wgt_convert_v_body<D>(vt, v, T, Hkv, NT, i);
     }
 #endif
@@ -149,27 +150,35 @@ size_t cu_attention_wgt_scratch_bytes(int T, int Hkv, int dk, int dv) {
 
 template <int D>
 static cudaError_t wgt_launch(float *out, const float *q, const float *k, const float *v, const float *row_scale,
-                              int T, int H, int Hkv, int window, uint16_t *kt, uint16_t *vt, cudaStream_t st) {
+                              int T, int H, int Hkv, int window, uint16_t *kt, uint16_t *vt, const float2 *rope,
+                              cudaStream_t st) {
     const size_t n = (size_t)Hkv * WGT_NTILES(T) * WG_BN * (D / 8);
     const unsigned cblocks = (unsigned)((n + 255) / 256 < 65535 ? (n + 255) / 256 : 65535);
-    wgt_convert_kernel<D><<<cblocks, 256, 0, st>>>(kt, vt, k, v, T, Hkv);
+    wgt_convert_kernel<D><<<cblocks, 256, 0, st>>>(kt, vt, k, v, T, Hkv, rope);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
     const float qscale = (float)(1.4426950408889634 / sqrt((double)D));
     dim3 grid((unsigned)((T + WG_BM - 1) / WG_BM), (unsigned)H);
     wgt_attention_kernel<D><<<grid, WG_THREADS, wgt_geom<D>::SMEM_BYTES, st>>>(out, q, kt, vt, row_scale, T, H, Hkv,
-                                                                              window, qscale);
+                                                                              window, qscale, rope);
     return cudaGetLastError();
+}
+
+cudaError_t cu_attention_wgt_rope(float *out, const float *q, const float *k, const float *v, const float *row_scale,
+                                  int T, int H, int Hkv, int dk, int dv, int window, const float2 *rope, void *scratch,
+                                  size_t scratch_bytes, cudaStream_t st) {
+    if (!cu_attention_wgt_fits(dk, dv) ||
+        !wg_args_ok(out, q, k, v, T, H, Hkv, scratch, scratch_bytes, cu_attention_wgt_scratch_bytes(T, Hkv, dk, dv)) ||
+        ((uintptr_t)rope & 15))
+        return cudaErrorInvalidValue;
+    if (T == 0) return cudaSuccess;
+    uint16_t *kt = (uint16_t *)scratch, *vt = kt + (size_t)WGT_NTILES(T) * WG_BN * dk * Hkv;
+    return dk == 64 ? wgt_launch<64>(out, q, k, v, row_scale, T, H, Hkv, window, kt, vt, rope, st)
+                    : wgt_launch<128>(out, q, k, v, row_scale, T, H, Hkv, window, kt, vt, rope, st);
 }
 
 cudaError_t cu_attention_wgt(float *out, const float *q, const float *k, const float *v, const float *row_scale,
                              int T, int H, int Hkv, int dk, int dv, int window, void *scratch, size_t scratch_bytes,
                              cudaStream_t st) {
-    if (!cu_attention_wgt_fits(dk, dv) ||
-        !wg_args_ok(out, q, k, v, T, H, Hkv, scratch, scratch_bytes, cu_attention_wgt_scratch_bytes(T, Hkv, dk, dv)))
-        return cudaErrorInvalidValue;
-    if (T == 0) return cudaSuccess;
-    uint16_t *kt = (uint16_t *)scratch, *vt = kt + (size_t)WGT_NTILES(T) * WG_BN * dk * Hkv;
-    return dk == 64 ? wgt_launch<64>(out, q, k, v, row_scale, T, H, Hkv, window, kt, vt, st)
-                    : wgt_launch<128>(out, q, k, v, row_scale, T, H, Hkv, window, kt, vt, st);
+    return cu_attention_wgt_rope(out, q, k, v, row_scale, T, H, Hkv, dk, dv, window, NULL, scratch, scratch_bytes, st);
 }

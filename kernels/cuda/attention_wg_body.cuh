@@ -75,10 +75,25 @@ FA2_FN void wg_load_kv(unsigned char *sk, unsigned char *sv, const uint16_t *kh,
  * (attention_wgt_body.cuh). A thread holds rows wrow + g and wrow + g + 8 of the block's
  * query tile, halves hf = 0 and 1 of its accumulator elements. */
 
-/* The Q tile, scaled by c_t log2(e)/sqrt(D), as bf16 into the swizzled layout (rows past T zero) */
+/* Four consecutive dims c..c+3 of one head's row, rotated (NeoX half split) by the angles of
+ * rope ([T][D/2] (cos, sin), cu_rope_table) at position t: the arithmetic of rope_kernel
+ * (elementwise_body.cuh), x[p] cos - x[p + D/2] sin and x[p + D/2] cos + x[p] sin. row points at
+ * the head's first dim. */
+template <int D> FA2_FN float4 wg_rope4(const float *row, const float2 *rope, int t, int c) {
+    constexpr int half = D / 2;
+    const bool lo = c < half;
+    const float4 x = *(const float4 *)(row + c), y = *(const float4 *)(row + (lo ? c + half : c - half));
+    const float4 *cs = (const float4 *)(rope + (size_t)t * half + (lo ? c : c - half));
+    const float4 a = cs[0], b = cs[1];               /* (cos, sin) of dims p, p+1; p+2, p+3 */
+    if (lo) return make_float4(x.x * a.x - y.x * a.y, x.y * a.z - y.y * a.w, x.z * b.x - y.z * b.y, x.w * b.z - y.w * b.w);
+    return make_float4(x.x * a.x + y.x * a.y, x.y * a.z + y.y * a.w, x.z * b.x + y.z * b.y, x.w * b.z + y.w * b.w);
+}
+
+/* The Q tile, scaled by c_t log2(e)/sqrt(D), as bf16 into the swizzled layout (rows past T zero);
+ * with rope (not NULL) rotated first, as a separate RoPE pass would have left it */
 template <int D>
 FA2_FN void wg_load_q(unsigned char *sQ, const float *q, const float *row_scale, int q0, int T, int H, int h,
-                      float qscale) {
+                      float qscale, const float2 *rope) {
     constexpr int C4 = D / 4;
     const int tid = fa2_tid();
     const size_t qld = (size_t)H * D;
@@ -88,7 +103,8 @@ FA2_FN void wg_load_q(unsigned char *sQ, const float *q, const float *row_scale,
         float x0 = 0.0f, x1 = 0.0f, x2 = 0.0f, x3 = 0.0f;
         if (t < T) {
             const float sc = qscale * (row_scale ? row_scale[t] : 1.0f);
-            const float4 v4 = *(const float4 *)(q + (size_t)t * qld + (size_t)h * D + c);
+            const float *qrow = q + (size_t)t * qld + (size_t)h * D;
+            const float4 v4 = rope ? wg_rope4<D>(qrow, rope, t, c) : *(const float4 *)(qrow + c);
             x0 = v4.x * sc; x1 = v4.y * sc; x2 = v4.z * sc; x3 = v4.w * sc;
         }
         uint32_t *dst = (uint32_t *)(sQ + wg_sw(WG_BM, r, c));
@@ -213,7 +229,7 @@ FA2_FN void wg_attention_body(float *out, const float *q, const uint16_t *kb, co
 
     wg_load_kv<D>(sK, sV, kh, vth, j_first, T, Tp);
     fa2_cp_commit();
-    wg_load_q<D>(sQ, q, row_scale, q0, T, H, h, qscale);
+    wg_load_q<D>(sQ, q, row_scale, q0, T, H, h, qscale, NULL);
 
     float o[D / 2];                                  /* m64nD accumulator: [8-col tile j][4] */
     float m[2], l[2];                                /* rows g and g+8 of this warp's 16; l per thread */

@@ -42,7 +42,8 @@ template <int D> struct wgt_geom {
 /* K fp32 [T, Hkv*D] -> tile images [Hkv][NT][K_BYTES]: element (key r of tile j, dim c) at
  * wg_sw(WG_BN, r, c) of the image. i over Hkv*NT*WG_BN*(D/8) 16-byte chunks, the chunk
  * fastest (a warp reads consecutive floats). */
-template <int D> FA2_FN void wgt_convert_k_body(uint16_t *kt, const float *k, int T, int Hkv, int NT, size_t i) {
+template <int D>
+FA2_FN void wgt_convert_k_body(uint16_t *kt, const float *k, int T, int Hkv, int NT, size_t i, const float2 *rope) {
     const int c = (int)(i % (D / 8)) * 8;
     size_t rest = i / (D / 8);
     const int r = (int)(rest % WG_BN);
@@ -52,8 +53,10 @@ template <int D> FA2_FN void wgt_convert_k_body(uint16_t *kt, const float *k, in
 #pragma unroll
     for (int u = 0; u < 8; u++) x[u] = 0.0f;
     if (t < T) {
-        const float4 *src = (const float4 *)(k + (size_t)t * Hkv * D + (size_t)hh * D + c);
-        const float4 lo = src[0], hi = src[1];
+        /* with rope, rotated first (wg_rope4), as a separate RoPE pass would have left it */
+        const float *row = k + (size_t)t * Hkv * D + (size_t)hh * D;
+        const float4 lo = rope ? wg_rope4<D>(row, rope, t, c) : *(const float4 *)(row + c);
+        const float4 hi = rope ? wg_rope4<D>(row, rope, t, c + 4) : *(const float4 *)(row + c + 4);
         x[0] = lo.x; x[1] = lo.y; x[2] = lo.z; x[3] = lo.w; x[4] = hi.x; x[5] = hi.y; x[6] = hi.z; x[7] = hi.w;
     }
     uint32_t *dst = (uint32_t *)((unsigned char *)kt + ((size_t)hh * NT + j) * wgt_geom<D>::K_BYTES + wg_sw(WG_BN, r, c));
@@ -96,7 +99,7 @@ FA2_FN void wgt_issue_tile(unsigned char *sT, uint64_t *full, const unsigned cha
 template <int D>
 FA2_FN void wgt_attention_body(float *out, const float *q, const uint16_t *kt, const uint16_t *vt,
                                const float *row_scale, int T, int H, int Hkv, int window, float qscale,
-                               unsigned char *smem_raw) {
+                               const float2 *rope, unsigned char *smem_raw) {
     typedef wgt_geom<D> G;
     unsigned char *smem = smem_raw + ((1024 - (wg_smem_addr(smem_raw) & 1023)) & 1023);
     unsigned char *sQ = smem, *sT = sQ + G::Q_BYTES;   /* stage s: K at sT + s TILE_BYTES, V^T after it */
@@ -118,7 +121,7 @@ FA2_FN void wgt_attention_body(float *out, const float *q, const uint16_t *kt, c
         }
         wg_mbar_init_fence();
     }
-    wg_load_q<D>(sQ, q, row_scale, q0, T, H, h, qscale);
+    wg_load_q<D>(sQ, q, row_scale, q0, T, H, h, qscale, rope);
     wg_proxy_fence();                                /* Q, visible to the tensor cores */
     fa2_sync();                                      /* Q and the barriers, for everyone */
     if (producer)

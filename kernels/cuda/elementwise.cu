@@ -73,6 +73,14 @@ cudaError_t cu_rope(float *x, int T, int n_heads, int head_dim, float theta, cud
     return cudaGetLastError();
 }
 
+cudaError_t cu_rope_table(float2 *cs, int T, int head_dim, float theta, cudaStream_t st) {
+    const int half = head_dim / 2;
+    if (T < 1 || half < 1) return cudaSuccess;
+    const int nt = half < 32 ? 32 : (half > 256 ? 256 : (half + 31) / 32 * 32);
+    rope_table_kernel<<<rows_for(T), nt, 0, st>>>(cs, T, head_dim, log((double)theta));
+    return cudaGetLastError();
+}
+
 cudaError_t cu_swiglu_bf16(__nv_bfloat16 *out, const __nv_bfloat16 *gu, int T, int F, cudaStream_t st) {
     swiglu_bf16_kernel<<<rows_for(T), 256, 0, st>>>(out, gu, T, F);
     return cudaGetLastError();

@@ -38,6 +38,16 @@ __global__ static void rope_kernel(float *x, int T, int n_heads, int head_dim, d
         }
 }
 
+/* cs[t * half + p] = (cos, sin) of rope_kernel's angle, computed as it computes it */
+__global__ static void rope_table_kernel(float2 *cs, int T, int head_dim, double log_theta) {
+    const int half = head_dim / 2;
+    for (int t = blockIdx.x; t < T; t += gridDim.x)
+        for (int p = threadIdx.x; p < half; p += blockDim.x) {
+            const double a = (double)t * exp(-2.0 * p / head_dim * log_theta);
+            cs[(size_t)t * half + p] = make_float2((float)cos(a), (float)sin(a));
+        }
+}
+
 /* out[t, f] = silu(gu[t, f]) gu[t, F + f] */
 __global__ static void swiglu_kernel(__nv_bfloat16 *out, const float *gu, int T, int F) {
     for (int t = blockIdx.x; t < T; t += gridDim.x) {

@@ -26,6 +26,9 @@ cudaError_t cu_rmsnorm(__nv_bfloat16 *out_bf16, float *out_f32, const float *x, 
                        int n, int dim, float eps, cudaStream_t st);
 /* NeoX half-split rotary embedding in place at positions 0..T-1 (angles in double). */
 cudaError_t cu_rope(float *x, int T, int n_heads, int head_dim, float theta, cudaStream_t st);
+/* cs[t * head_dim/2 + p] = (cos, sin) of cu_rope's angle for position t and pair p, the same
+ * float values cu_rope rotates with. */
+cudaError_t cu_rope_table(float2 *cs, int T, int head_dim, float theta, cudaStream_t st);
 /* out[t, f] = silu(gu[t, f]) * gu[t, F + f] for the fused [T, 2F] gate|up projection. */
 cudaError_t cu_swiglu(__nv_bfloat16 *out, const float *gu, int T, int F, cudaStream_t st);
 /* the same with gu in bf16 */
@@ -113,6 +116,15 @@ size_t cu_attention_wgt_scratch_bytes(int T, int Hkv, int dk, int dv);
 cudaError_t cu_attention_wgt(float *out, const float *q, const float *k, const float *v,
                              const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
                              void *scratch, size_t scratch_bytes, cudaStream_t st);
+/* The same on q and k not yet rotated: each is rotated (RoPE, NeoX half split) as the kernel
+ * loads it, by the angles in rope ([T][dk/2] (cos, sin), cu_rope_table; 16-byte aligned), so the
+ * rotated q and k are never written. */
+cudaError_t cu_attention_wgt_rope(float *out, const float *q, const float *k, const float *v,
+                                  const float *row_scale, int T, int H, int Hkv, int dk, int dv, int window,
+                                  const float2 *rope, void *scratch, size_t scratch_bytes, cudaStream_t st);
+/* Whether cu_attention would run the TMA-fed kernel for these sizes (so cu_attention_wgt_rope
+ * computes what cu_rope on q and k then cu_attention compute). */
+int cu_attention_runs_wgt(int T, int Hkv, int dk, int dv, size_t scratch_bytes);
 
 /* Gated linear attention, full recurrence S_t = diag(exp(gk_t)) S_{t-1} + k_t^T v_t,
  * o_t = (q_t/sqrt(dk)) S_t; the state column of each value channel lives in registers of a

@@ -44,9 +44,9 @@ $B attn-check
 [ "${BENCH_KERNELS:-1}" != 0 ] && timeout "$STEP" $B kernels 65536 8 128
 if [ "${BENCH_KERNELS:-1}" != 0 ]; then   # attention kernels (FA2, wgmma, WMMA, fp32) at 4K/16K/64K; SDPA below
     # (kcheck builds the same program: rebuilt only when a source is newer)
-    { [ -x "$BUILD/hs_attn_fa2" ] && [ -z "$(find tests/gpu/attn_fa2.cu kernels/cuda/attention* kernels/cuda/kernels.cuh -newer "$BUILD/hs_attn_fa2")" ]; } ||
+    { [ -x "$BUILD/hs_attn_fa2" ] && [ -z "$(find tests/gpu/attn_fa2.cu kernels/cuda/attention* kernels/cuda/elementwise* kernels/cuda/kernels.cuh -newer "$BUILD/hs_attn_fa2")" ]; } ||
     nvcc -O3 -std=c++17 --threads 0 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a \
-        -o "$BUILD/hs_attn_fa2" tests/gpu/attn_fa2.cu kernels/cuda/attention*.cu && {
+        -o "$BUILD/hs_attn_fa2" tests/gpu/attn_fa2.cu kernels/cuda/attention*.cu kernels/cuda/elementwise.cu && {
         timeout "$STEP" "$BUILD/hs_attn_fa2" bench 4096,16384,65536 8 128 fa2,tc,simt
         timeout "$STEP" "$BUILD/hs_attn_fa2" bench 4096,16384,65536 8 128 wgmma   # own process: a fault there loses no other row
         timeout "$STEP" "$BUILD/hs_attn_fa2" bench 4096,16384,65536 8 128 wgtma; }

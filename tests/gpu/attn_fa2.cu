@@ -138,6 +138,45 @@ static int check_case(int wg, int T, int H, int Hkv, int D, int W, int ls) {
     return ok;
 }
 
+/* The TMA-fed kernel rotating q and k as it loads them (cu_attention_wgt_rope with
+ * cu_rope_table's angles) against cu_rope on q and k, then the same kernel: the same rotated
+ * values go into the same bf16 roundings, so the two agree to a rounding of the products'
+ * order at most (tolerance: max 1e-2, rms 1e-3 of the output RMS). */
+static int check_rope_case(int T, int H, int Hkv, int D, int W) {
+    const size_t nq = (size_t)T * H * D, nk = (size_t)T * Hkv * D;
+    std::vector<float> q(nq), k(nk), v(nk);
+    for (auto &x : q) x = 4.0f * urand();
+    for (auto &x : k) x = 4.0f * urand();
+    for (auto &x : v) x = 2.0f * urand();
+    float *dq, *dk, *dv, *o1, *o2;
+    float2 *cs;
+    void *scratch;
+    const size_t sb = cu_attention_wgt_scratch_bytes(T, Hkv, D, D);
+    CK(cudaMalloc(&dq, nq * 4)); CK(cudaMalloc(&dk, nk * 4)); CK(cudaMalloc(&dv, nk * 4));
+    CK(cudaMalloc(&o1, nq * 4)); CK(cudaMalloc(&o2, nq * 4)); CK(cudaMalloc(&cs, (size_t)T * D / 2 * sizeof(float2)));
+    CK(cudaMalloc(&scratch, sb));
+    CK(cudaMemcpy(dq, q.data(), nq * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dk, k.data(), nk * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dv, v.data(), nk * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemset(o1, 0xff, nq * 4));
+    CK(cu_rope_table(cs, T, D, 10000.0f, 0));
+    CK(cu_attention_wgt_rope(o1, dq, dk, dv, NULL, T, H, Hkv, D, D, W, cs, scratch, sb, 0));
+    CK(cu_rope(dq, T, H, D, 10000.0f, 0));
+    CK(cu_rope(dk, T, Hkv, D, 10000.0f, 0));
+    CK(cu_attention_wgt(o2, dq, dk, dv, NULL, T, H, Hkv, D, D, W, scratch, sb, 0));
+    CK(cudaDeviceSynchronize());
+    std::vector<float> a(nq), b(nq);
+    CK(cudaMemcpy(a.data(), o1, nq * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(b.data(), o2, nq * 4, cudaMemcpyDeviceToHost));
+    const stats st = diff(a, b, nq);
+    const int ok = !st.nan && st.max <= 1e-2 && st.rms <= 1e-3;
+    printf("kcheck %s wgtma+rope T=%d H=%d Hkv=%d D=%d window=%d against rope then wgtma: max=%.2e rms=%.2e%s\n",
+           ok ? "ok  " : "FAIL", T, H, Hkv, D, W, st.max, st.rms, st.nan ? " non-finite output" : "");
+    fflush(stdout);
+    cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(o1); cudaFree(o2); cudaFree(cs); cudaFree(scratch);
+    return ok;
+}
+
 static int check(void) {
     const int Ts[] = {1, 63, 64, 65, 1001, 4099}, windows[] = {0, 300, 64}, dims[] = {64, 128};
     CK(cu_attention_setup());
@@ -160,6 +199,17 @@ static int check(void) {
         printf("kcheck %s: %d cases, %d failed: %s (tolerance: operands max 3e-2 rms 3e-3, fp32 max 1.5e-1 rms 1.5e-2 "
                "of the fp32 kernel's output RMS)\n", name, runs, f, f ? "FAIL" : "PASS");
         fails += f;
+        if (wg == 2) {
+            int fr = 0, nr = 0;
+            for (int D : dims)
+                for (int T : {65, 1001, 4099})
+                    for (int W : {0, 300}) {
+                        fr += !check_rope_case(T, 8, 2, D, W);
+                        nr++;
+                    }
+            printf("kcheck wgtma+rope: %d cases, %d failed: %s\n", nr, fr, fr ? "FAIL" : "PASS");
+            fails += fr;
+        }
     }
     return fails ? 1 : 0;
 }

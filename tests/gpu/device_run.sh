@@ -26,7 +26,7 @@ export HS_BIN=$PWD/build/hybridscope
 for s in $steps; do case $s in
 kcheck)   # the FA2 and both wgmma attention kernels against the fp32 one (tests/gpu/attn_fa2.cu)
     nvcc -O3 -std=c++17 --threads 0 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a \
-        -o build/hs_attn_fa2 tests/gpu/attn_fa2.cu kernels/cuda/attention*.cu \
+        -o build/hs_attn_fa2 tests/gpu/attn_fa2.cu kernels/cuda/attention*.cu kernels/cuda/elementwise.cu \
         > "$OUT/kcheck_build.log" 2>&1 || { echo "kcheck build failed"; tail -20 "$OUT/kcheck_build.log"; }
     [ -x build/hs_attn_fa2 ] && { timeout 120 build/hs_attn_fa2 check > "$OUT/kcheck.log" 2>&1; echo "kcheck rc=$?"; cat "$OUT/kcheck.log"; }
     for f in tests/gpu/kcheck_*.sh; do bash "$f" build; r=$?; echo "kcheck $(basename "$f" .sh) rc=$r"; done ;;
@@ -67,11 +67,14 @@ graph)    # the forward replayed from its CUDA graph against eager launches (eng
         echo "graph $args rc=$r"; cat $OUT/graph.log
     done ;;
 bench) bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
-verify)  # every kernel change since the last GPU run checked, not compared, in ~6-7 min: la_check
+verify)  # every kernel change since the last GPU run checked, not compared, in ~7-8 min: la_check
         # of the default build (both gdn widths, unstaged) and of the gla32w / gdnout2 A/B builds,
+        # kcheck (the attention kernels, RoPE-as-it-loads included),
         # parity.sh (whole models against the CPU engine, FFN bf16 rows included), then the layer
         # GEMM rows and our 376m prefills at 4K/64K (no PyTorch: the session-10 rows are the reference)
     ( BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/verify_bench_build.log" 2>&1 ) & vbb=$!
+    ( nvcc -O3 -std=c++17 --threads 0 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a \
+        -o build/hs_attn_fa2 tests/gpu/attn_fa2.cu kernels/cuda/attention*.cu kernels/cuda/elementwise.cu > "$OUT/verify_kcheck_build.log" 2>&1 ) & vkb=$!
     ( LA_VARIANT=gla32w bash tests/gpu/la_build.sh build > /dev/null 2>&1 & LA_VARIANT=gdnout2 bash tests/gpu/la_build.sh build > /dev/null 2>&1 & wait ) & vlb=$!
     if la=$(bash tests/gpu/la_build.sh build); then
         echo "la_check default: $(timeout 60 "$la" check | tail -1)"
@@ -82,6 +85,10 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
     for v in gla32w gdnout2; do
         [ -x build/la_check_$v ] && echo "la_check $v: $(timeout 60 build/la_check_$v check | tail -1)" || echo "la_check $v: no build"
     done
+    wait $vkb
+    if [ -x build/hs_attn_fa2 ]; then   # the attention kernels, the TMA-fed one's RoPE-as-it-loads included
+        timeout 150 build/hs_attn_fa2 check > "$OUT/kcheck.log" 2>&1; echo "kcheck rc=$?"; grep -E "cases|FAIL" "$OUT/kcheck.log" | head -20
+    else echo "verify: kcheck build failed"; tail -5 "$OUT/verify_kcheck_build.log"; fi
     timeout 240 bash tests/gpu/parity.sh > "$OUT/parity.log" 2>&1; echo "parity rc=$?"; tail -3 "$OUT/parity.log"
     grep -iE "fail" "$OUT/parity.log" | head -20
     wait $vbb

@@ -1,5 +1,5 @@
 /* The element-wise kernel bodies (kernels/cuda/elementwise_body.cuh: embedding, RoPE, SwiGLU,
- * short conv + SiLU, that and the l2 norm in one pass, the gla gate) run on the CPU in the emulator of
+ * the RoPE angles table, short conv + SiLU, that and the l2 norm in one pass, the gla gate) run on the CPU in the emulator of
  * tests/gpu/la_emu_include/emu_runtime.h (threads as coroutines; SwiGLU also from a bf16 product), against references written
  * here as plain loops over every element, in the form the contract states (model-spec
  * section 3). The kernels and references do the same float arithmetic per element (the CPU's
@@ -110,6 +110,25 @@ static void run(int T, int width, int heads, int threads, unsigned grid) {
         emu::launch_call([=] { rope_kernel(xp, T, heads, hd, lt); }, g, threads, 0);
         snprintf(what, sizeof what, "rope T=%d heads=%d head_dim=%d threads=%d grid=%u", T, heads, hd, threads, grid);
         check(what, x.data(), want.data(), x.size());
+    }
+    /* the RoPE angles table (cu_rope_table: the TMA-fed attention rotates q and k by it) holds
+     * the cos and sin rope_kernel rotates with */
+    for (int hd : {heads * 2, 2 * width}) {
+        const int half = hd / 2;
+        const double lt = log(10000.0);
+        std::vector<float2> cs((size_t)T * half, float2{NAN, NAN});
+        std::vector<float> got((size_t)T * hd), want((size_t)T * hd);
+        for (int t = 0; t < T; t++)
+            for (int p = 0; p < half; p++) {
+                const double a = (double)t * exp(-2.0 * p / hd * lt);
+                want[(size_t)t * hd + 2 * p] = (float)cos(a);
+                want[(size_t)t * hd + 2 * p + 1] = (float)sin(a);
+            }
+        float2 *cp = cs.data();
+        emu::launch_call([=] { rope_table_kernel(cp, T, hd, lt); }, g, threads, 0);
+        for (size_t i = 0; i < cs.size(); i++) { got[2 * i] = cs[i].x; got[2 * i + 1] = cs[i].y; }
+        snprintf(what, sizeof what, "rope_table T=%d head_dim=%d threads=%d grid=%u", T, hd, threads, grid);
+        check(what, got.data(), want.data(), got.size());
     }
     /* SwiGLU, gu rows [gate | up] in fp32 and in bf16 */
     swiglu_case<float>("swiglu", swiglu_kernel, T, width, threads, g);

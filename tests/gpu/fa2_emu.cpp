@@ -16,7 +16,7 @@
  * bf16 rounding of the scaled q moves the scores in proportion to their size: measured up to
  * 7.0e-2 and 5.0e-3 at T=4099 with log scaling).
  * usage: fa2_emu [quick]   (exit 0 all pass, 1 a failure); FA2_EMU_ONLY=fa2|wgmma|wgtma
- *        fa2_emu case fa2|wgmma|wgtma T H Hkv D window logscale */
+ *        fa2_emu case fa2|wgmma|wgtma T H Hkv D window logscale [rope (wgtma: q, k rotated as loaded)] */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +29,7 @@
 
 struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
+static inline float4 make_float4(float a, float b, float c, float d) { return float4{a, b, c, d}; }
 
 namespace emu {
 
@@ -396,15 +397,16 @@ struct Launch {
     const uint16_t *kb, *vb;                   /* vb: V [Hkv][T][D] (FA2) or V^T [Hkv][D][Tp] (wgmma) */
     int T, Tp, H, Hkv, window;
     float qscale;
+    const float2 *rope;                        /* the TMA-fed kernel rotating q as it loads (or NULL) */
 };
 static Launch L;
 
 static void entry(void) {
     unsigned char *base = smem_lo;
     if (L.wg == 2 && L.D == 64)
-        wgt_attention_body<64>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.H, L.Hkv, L.window, L.qscale, base);
+        wgt_attention_body<64>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.H, L.Hkv, L.window, L.qscale, L.rope, base);
     else if (L.wg == 2)
-        wgt_attention_body<128>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.H, L.Hkv, L.window, L.qscale, base);
+        wgt_attention_body<128>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.H, L.Hkv, L.window, L.qscale, L.rope, base);
     else if (L.wg && L.D == 64)
         wg_attention_body<64>(L.out, L.q, L.kb, L.vb, L.rs, L.T, L.Tp, L.H, L.Hkv, L.window, L.qscale, base);
     else if (L.wg)
@@ -526,21 +528,46 @@ static err_stats compare(const float *out, const float *q, const float *k, const
 
 static const char *const kind_name[] = {"fa2", "wgmma", "wgtma"};
 
-/* one case of the FA2 (wg = 0), the wgmma (1) or the TMA-fed wgmma (2) kernel: returns 0 pass */
-static int run_case(int wg, int T, int H, int Hkv, int D, int window, int logscale) {
+/* in place: x [T][heads][D] rotated as rope_kernel (elementwise_body.cuh) does, by the angles cs */
+static void rope_ref(std::vector<float> &x, const std::vector<float2> &cs, int T, int heads, int D) {
+    const int half = D / 2;
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < heads; h++)
+            for (int p = 0; p < half; p++) {
+                float *y = x.data() + ((size_t)t * heads + h) * D;
+                const float c = cs[(size_t)t * half + p].x, s = cs[(size_t)t * half + p].y, x0 = y[p], x1 = y[p + half];
+                y[p] = x0 * c - x1 * s;
+                y[p + half] = x1 * c + x0 * s;
+            }
+}
+
+/* one case of the FA2 (wg = 0), the wgmma (1) or the TMA-fed wgmma (2) kernel: returns 0 pass.
+ * rope (TMA-fed only): q and k given unrotated with the angles table (cu_rope_table's), the
+ * references computed from them rotated first */
+static int run_case(int wg, int T, int H, int Hkv, int D, int window, int logscale, int rope = 0) {
     const size_t nq = (size_t)T * H * D, nk = (size_t)T * Hkv * D;
     const int GUARD = 64, Tp = (T + 7) / 8 * 8;
     std::vector<float> q(nq + GUARD, NAN), k(nk), v(nk), rs(T), out(nq + GUARD, 12345.0f);
     for (size_t i = 0; i < nq; i++) q[i] = 4.0f * urand();
     for (size_t i = 0; i < nk; i++) { k[i] = 4.0f * urand(); v[i] = 2.0f * urand(); }
     for (int t = 0; t < T; t++) rs[t] = logscale ? fmaxf(1.0f, logf((float)t + 1) / logf(16.0f)) : 1.0f;
+    std::vector<float2> cs;
+    if (rope) {
+        cs.resize((size_t)T * D / 2);
+        for (int t = 0; t < T; t++)
+            for (int p = 0; p < D / 2; p++) {
+                const double a = (double)t * exp(-2.0 * p / D * log(10000.0));
+                cs[(size_t)t * D / 2 + p] = float2{(float)cos(a), (float)sin(a)};
+            }
+    }
+    const float2 *csp = rope ? cs.data() : NULL;
     /* K/V conversion (the wgmma kernel's V^T, with its zero pad keys), then the kernel over every block */
     const int NT = WGT_NTILES(T);
     const size_t nimg = (size_t)NT * WG_BN * Hkv * D;    /* the TMA-fed kernel's tile images */
     std::vector<uint16_t> kb(wg == 2 ? nimg : nk, 0xffff), vb(wg == 2 ? nimg : wg ? (size_t)Tp * Hkv * D : nk, 0xffff);
     for (size_t i = 0; wg == 2 && i < nimg / 8; i++) {
-        if (D == 64) { wgt_convert_k_body<64>(kb.data(), k.data(), T, Hkv, NT, i); wgt_convert_v_body<64>(vb.data(), v.data(), T, Hkv, NT, i); }
-        else { wgt_convert_k_body<128>(kb.data(), k.data(), T, Hkv, NT, i); wgt_convert_v_body<128>(vb.data(), v.data(), T, Hkv, NT, i); }
+        if (D == 64) { wgt_convert_k_body<64>(kb.data(), k.data(), T, Hkv, NT, i, csp); wgt_convert_v_body<64>(vb.data(), v.data(), T, Hkv, NT, i); }
+        else { wgt_convert_k_body<128>(kb.data(), k.data(), T, Hkv, NT, i, csp); wgt_convert_v_body<128>(vb.data(), v.data(), T, Hkv, NT, i); }
     }
     for (size_t i = 0; wg < 2 && i < nk / 4; i++) {
         if (D == 64) fa2_convert_body<64>(kb.data(), k.data(), T, Hkv, i);
@@ -559,7 +586,7 @@ static int run_case(int wg, int T, int H, int Hkv, int D, int window, int logsca
     emu::globals = {{(const char *)kb.data(), (const char *)(kb.data() + kb.size())},
                     {(const char *)vb.data(), (const char *)(vb.data() + vb.size())}};
     emu::L = {wg, D, out.data(), q.data(), logscale ? rs.data() : NULL, kb.data(), vb.data(), T, Tp, H, Hkv, window,
-              (float)(1.4426950408889634 / sqrt((double)D))};
+              (float)(1.4426950408889634 / sqrt((double)D)), csp};
     const size_t smem = wg == 2 ? (D == 64 ? wgt_geom<64>::SMEM_BYTES : wgt_geom<128>::SMEM_BYTES)
                         : wg    ? (D == 64 ? wg_geom<64>::SMEM_BYTES : wg_geom<128>::SMEM_BYTES)
                                 : (D == 64 ? fa2_geom<64>::SMEM_BYTES : fa2_geom<128>::SMEM_BYTES);
@@ -569,6 +596,10 @@ static int run_case(int wg, int T, int H, int Hkv, int D, int window, int logsca
     /* two references: from the fp32 inputs, and from the bf16-rounded operands the kernel
      * really multiplies (q scaled then rounded, k, v rounded), where only the probabilities'
      * rounding and fp32 accumulation remain */
+    if (rope) {                                /* from here on q and k are the rotated ones */
+        rope_ref(q, cs, T, H, D);
+        rope_ref(k, cs, T, Hkv, D);
+    }
     std::vector<float> qr(q), kr(k), vr(v);
     const float qs = (float)(1.4426950408889634 / sqrt((double)D));
     for (int t = 0; t < T; t++) {
@@ -584,18 +615,18 @@ static int run_case(int wg, int T, int H, int Hkv, int D, int window, int logsca
     int guard_ok = 1;
     for (int i = 0; i < GUARD; i++) guard_ok &= out[nq + i] == 12345.0f;
     const int ok = guard_ok && bf.max <= 1.5e-2 && bf.rms <= 2.5e-3 && fp.max <= 1.5e-1 && fp.rms <= 1.5e-2;
-    printf("%s %s T=%d H=%d Hkv=%d D=%d window=%d logscale=%d | vs bf16 operands: max %.2e rms %.2e | vs fp32 inputs: "
+    printf("%s %s T=%d H=%d Hkv=%d D=%d window=%d logscale=%d%s | vs bf16 operands: max %.2e rms %.2e | vs fp32 inputs: "
            "max %.2e rms %.2e (of the output RMS)%s\n",
-           ok ? "ok  " : "FAIL", kind_name[wg], T, H, Hkv, D, window, logscale, bf.max, bf.rms, fp.max, fp.rms,
+           ok ? "ok  " : "FAIL", kind_name[wg], T, H, Hkv, D, window, logscale, rope ? " rope" : "", bf.max, bf.rms, fp.max, fp.rms,
            guard_ok ? "" : " (wrote past the output)");
     fflush(stdout);
     return !ok;
 }
 
 int main(int argc, char **argv) {
-    if (argc == 9 && !strcmp(argv[1], "case"))   /* one case: case fa2|wgmma|wgtma T H Hkv D window logscale */
+    if ((argc == 9 || argc == 10) && !strcmp(argv[1], "case"))   /* case fa2|wgmma|wgtma T H Hkv D window logscale [rope] */
         return run_case(!strcmp(argv[2], "wgtma") ? 2 : !strcmp(argv[2], "wgmma"), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]),
-                        atoi(argv[7]), atoi(argv[8]));
+                        atoi(argv[7]), atoi(argv[8]), argc == 10 && !strcmp(argv[2], "wgtma") && atoi(argv[9]));
     const int quick = argc > 1 && !strcmp(argv[1], "quick");
     struct { int T, H, Hkv, D, window, logscale; } cases[] = {
         {1, 2, 1, 64, 0, 0},     {63, 4, 2, 64, 0, 1},   {64, 2, 2, 128, 64, 0}, {65, 2, 1, 64, 300, 1},
@@ -615,6 +646,20 @@ int main(int argc, char **argv) {
                 fails += run_case(wg, c.T, c.H, c.Hkv, c.D, c.window, c.logscale);
                 n++;
             }
+        }
+    }
+    /* the TMA-fed kernel rotating q and k as it loads them (RoPE and SWA layers): GQA, windows,
+     * both head dims, T not a tile multiple */
+    struct { int T, H, Hkv, D, window; } rope_cases[] = {
+        {65, 2, 1, 64, 0}, {300, 4, 2, 64, 64}, {129, 2, 2, 128, 100}, {600, 2, 1, 128, 0},
+    };
+    for (int eager = 0; (!only || !strcmp(only, "wgtma")) && eager < 2; eager++) {
+        emu::eager_copies = eager;
+        printf("wgtma kernel with RoPE as it loads, copies land %s\n", eager ? "at issue" : "at the wait");
+        for (const auto &c : rope_cases) {
+            if (quick && c.T > 300) continue;
+            fails += run_case(2, c.T, c.H, c.Hkv, c.D, c.window, 0, 1);
+            n++;
         }
     }
     printf("%d cases, %d failed\n", n, fails);

@@ -19,6 +19,7 @@
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaErrorInvalidValue = 1 };
 typedef void *cudaStream_t;
+struct float2 { float x, y; };      /* kernels.cuh names it (cu_rope_table) */
 struct emu_dim3 { unsigned x, y, z; };
 
 namespace demu {
