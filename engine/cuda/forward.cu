@@ -74,12 +74,10 @@ static int gemm(hs_cuda_model *cm, float *out, const bf16 *in, const bf16 *w, in
 /* HS_CUDA_FFN_BF16=1: the FFN's gate/up product in bf16 (half the bytes written and read back
  * by SwiGLU, ~1.9 GB a layer at 64K in the 376m preset; g and u then carry one more bf16
  * rounding). Off by default until the GPU parity and bench rows have measured it. */
+int cu_la_env_is(const char *name, const char *value);   /* kernels/cuda/linattn_chunk.cu */
+
 static int ffn_bf16(void) {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("HS_CUDA_FFN_BF16");
-        v = e && !strcmp(e, "1");
-    }
+    static const int v = cu_la_env_is("HS_CUDA_FFN_BF16", "1");
     return v;
 }
 
@@ -428,11 +426,7 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
 
 /* HS_CUDA_FUSE_ROPE=0: RoPE always as its own pass over q and k (the A/B and a suspect's switch) */
 static int rope_fusion_enabled(void) {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("HS_CUDA_FUSE_ROPE");
-        v = !(e && !strcmp(e, "0"));
-    }
+    static const int v = !cu_la_env_is("HS_CUDA_FUSE_ROPE", "0");
     return v;
 }
 
@@ -460,8 +454,8 @@ static int softmax_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs 
         if (fuse_rope && rope_fusion_enabled() && cu_attention_runs_wgt(T, Hkv, dk, dv, sbytes)) {
             /* the angles, T x dk/2 (cos, sin), in ws->gk (a gla mixer's [T, width] fp32): the
              * kernel rotates q and k as it loads them, two passes over q and k fewer */
-            const float2 *cs = (const float2 *)ws->gk;
-            LAUNCH(cu_rope_table((float2 *)ws->gk, T, dk, mc->rope_theta, cm->st));
+            float2 *cs = (float2 *)ws->gk;
+            LAUNCH(cu_rope_table(cs, T, dk, mc->rope_theta, cm->st));
             LAUNCH(cu_attention_wgt_rope(ws->o, ws->q, ws->k, ws->v, rs, T, H, Hkv, dk, dv, window, cs, ws->tmp, sbytes,
                                          cm->st));
             return 0;
@@ -568,11 +562,7 @@ typedef struct {
 } graph_key;
 
 static int graphs_enabled(void) {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("HS_CUDA_GRAPH");
-        v = !(e && !strcmp(e, "0"));   /* on unless HS_CUDA_GRAPH=0 */
-    }
+    static const int v = !cu_la_env_is("HS_CUDA_GRAPH", "0");   /* on unless HS_CUDA_GRAPH=0 */
     return v;
 }
 

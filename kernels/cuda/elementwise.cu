@@ -14,6 +14,9 @@ static inline unsigned blocks_for(size_t n, unsigned threads) {
 /* blocks for the row kernels of elementwise_body.cuh: one a row, up to the same cap */
 static inline unsigned rows_for(int T) { return (unsigned)(T < 65535 * 64 ? (T > 0 ? T : 1) : 65535 * 64); }
 
+/* threads for a row kernel over a head's half dims (RoPE and its angles): a warp at least */
+static inline int half_threads(int half) { return half < 32 ? 32 : (half > 256 ? 256 : (half + 31) / 32 * 32); }
+
 /* Block-wide sum for blockDim.x a multiple of 32, up to 1024 threads. */
 __device__ static float block_sum(float v, float *red) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -68,16 +71,13 @@ cudaError_t cu_rmsnorm(__nv_bfloat16 *out_bf16, float *out_f32, const float *x, 
 cudaError_t cu_rope(float *x, int T, int n_heads, int head_dim, float theta, cudaStream_t st) {
     size_t n = (size_t)T * n_heads * (head_dim / 2);
     if (n == 0) return cudaSuccess;
-    const int half = head_dim / 2, nt = half < 32 ? 32 : (half > 256 ? 256 : (half + 31) / 32 * 32);
-    rope_kernel<<<rows_for(T), nt, 0, st>>>(x, T, n_heads, head_dim, log((double)theta));
+    rope_kernel<<<rows_for(T), half_threads(head_dim / 2), 0, st>>>(x, T, n_heads, head_dim, log((double)theta));
     return cudaGetLastError();
 }
 
 cudaError_t cu_rope_table(float2 *cs, int T, int head_dim, float theta, cudaStream_t st) {
-    const int half = head_dim / 2;
-    if (T < 1 || half < 1) return cudaSuccess;
-    const int nt = half < 32 ? 32 : (half > 256 ? 256 : (half + 31) / 32 * 32);
-    rope_table_kernel<<<rows_for(T), nt, 0, st>>>(cs, T, head_dim, log((double)theta));
+    if (T < 1 || head_dim < 2) return cudaSuccess;
+    rope_table_kernel<<<rows_for(T), half_threads(head_dim / 2), 0, st>>>(cs, T, head_dim, log((double)theta));
     return cudaGetLastError();
 }
 
@@ -99,7 +99,7 @@ cudaError_t cu_conv_silu(float *out, const float *in, const float *w, int T, int
 
 cudaError_t cu_conv_silu_l2norm(float *out, const float *in, const float *w, int T, int C, int K, int silu, int dim,
                                 float eps, cudaStream_t st) {
-    if (dim < 1 || C % dim || (size_t)C * sizeof(float) > 48 * 1024) return cudaErrorInvalidValue;
+    if (dim < 1 || C % dim || C > CU_CONV_L2NORM_MAX_C) return cudaErrorInvalidValue;
     conv_silu_l2norm_kernel<<<rows_for(T), 256, (size_t)C * sizeof(float), st>>>(out, in, w, T, C, K, silu, dim, eps);
     return cudaGetLastError();
 }

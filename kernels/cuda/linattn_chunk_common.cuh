@@ -141,6 +141,16 @@ __device__ __forceinline__ void la_mma_2acc(la_acc &c, const float *a, unsigned 
     for (int i = 0; i < c.num_elements; i++) c.x[i] += c1.x[i];
 }
 
+/* la_mma_3x where x3, else la_mma */
+template <typename FA, typename FB>
+__device__ __forceinline__ void la_mma_prec(bool x3, la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b,
+                                            unsigned ldb, size_t b_step, int K) {
+    if (x3)
+        la_mma_3x<FA, FB>(c, a, lda, a_step, b, ldb, b_step, K);
+    else
+        la_mma<FA, FB>(c, a, lda, a_step, b, ldb, b_step, K);
+}
+
 template <typename FA, typename FB>
 __device__ __forceinline__ void la_mma_sumb(la_acc &c, const float *a, unsigned lda, size_t a_step, const float *b0,
                                             const float *b1, unsigned ldb, size_t b_step, int K) {

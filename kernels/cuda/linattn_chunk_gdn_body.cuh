@@ -10,7 +10,7 @@
 using namespace nvcuda;
 
 #define GDN_THREADS 256
-/* The output kernel holds ~187 KB of shared memory (staged), one block a SM: 16 warps rather
+/* The output kernel holds ~170 KB of shared memory (staged), one block a SM: 16 warps rather
  * than 8 halve each warp's chain of tile products (as in the gla output kernel). */
 #ifndef GDN_OUT_THREADS
 #define GDN_OUT_THREADS 512
@@ -140,10 +140,7 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
         if (cb > rb) continue;
         la_acc c;
         wmma::fill_fragment(c, 0.0f);
-        if (x3)
-            la_mma_3x<la_a_row, la_b_col>(c, ks + rb * 16 * LDK, LDK, 8, ks + cb * 16 * LDK, LDK, 8, dk);
-        else
-            la_mma<la_a_row, la_b_col>(c, ks + rb * 16 * LDK, LDK, 8, ks + cb * 16 * LDK, LDK, 8, dk);
+        la_mma_prec<la_a_row, la_b_col>(x3, c, ks + rb * 16 * LDK, LDK, 8, ks + cb * 16 * LDK, LDK, 8, dk);
         wmma::store_matrix_sync(gm + rb * 16 * LA_LDA + cb * 16, c, LA_LDA, wmma::mem_row_major);
     }
     __syncthreads();
@@ -203,12 +200,8 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
         la_acc c;
         wmma::fill_fragment(c, 0.0f);
         if (isw) {
-            if (x3)
-                la_mma_3x<la_a_row, la_b_row>(c, xm + rb * 16 * LA_LDA, LA_LDA, 8, ks + cb * 16, LDK, (size_t)8 * LDK,
-                                              (rb + 1) * 16);
-            else
-                la_mma<la_a_row, la_b_row>(c, xm + rb * 16 * LA_LDA, LA_LDA, 8, ks + cb * 16, LDK, (size_t)8 * LDK,
-                                           (rb + 1) * 16);
+            la_mma_prec<la_a_row, la_b_row>(x3, c, xm + rb * 16 * LA_LDA, LA_LDA, 8, ks + cb * 16, LDK, (size_t)8 * LDK,
+                                            (rb + 1) * 16);
             wmma::store_matrix_sync(a.Wb + (size_t)(t0 + rb * 16) * a.H * dk + (size_t)h * dk + cb * 16, c,
                                     (unsigned)(a.H * dk), wmma::mem_row_major);
         } else {
