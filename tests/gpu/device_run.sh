@@ -99,8 +99,8 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
             echo "== ours preset=376m efficient=$t LH 3:1 NoPE"
             timeout 150 build/hs_gpu_bench model --preset 376m --efficient $t --lengths 4096,65536 --reps 3
         done
-        echo "== ours preset=376m efficient=gdn HS_CUDA_FFN_BF16=1"
-        HS_CUDA_FFN_BF16=1 timeout 150 build/hs_gpu_bench model --preset 376m --efficient gdn --lengths 4096,65536 --reps 3
+        echo "== ours preset=376m efficient=gdn HS_CUDA_FFN_BF16=0"
+        HS_CUDA_FFN_BF16=0 timeout 150 build/hs_gpu_bench model --preset 376m --efficient gdn --lengths 4096,65536 --reps 3
     else echo "verify: bench build failed"; tail -5 "$OUT/verify_bench_build.log"; fi ;;
 lagain)  # the linear-attention side of the bench in ~6-8 min: la_check (both gdn widths), the chunk
         # kernel rows at 4K/64K, and the GLA/GDN prefill rows with the PyTorch stack's

@@ -134,10 +134,10 @@ check "chunk gdn64 swla overlap W=128 S=64 T=1501" "$tmp/gdn64" "$t1500" --swla=
 check "chunk gdn64 swla exact W=128 T=1501" "$tmp/gdn64" "$t1500" --swla=exact --swla-window 128
 check "chunk gdn swla exact W=192" "$tmp/gdn" "$t301" --swla=exact --swla-window 192
 ppl_check "chunk ppl gla" "$tmp/gla"
-# the FFN's gate/up product in bf16 (HS_CUDA_FFN_BF16=1, off by default): same tolerance
-HS_CUDA_FFN_BF16=1 check "ffn bf16 gla T=1501" "$tmp/gla" "$t1500"
-HS_CUDA_FFN_BF16=1 check "ffn bf16 swa T=302" "$tmp/swa" "$t301"
-HS_CUDA_FFN_BF16=1 ppl_check "ffn bf16 ppl gdn64" "$tmp/gdn64"
+# the FFN's gate/up product in fp32 (HS_CUDA_FFN_BF16=0; bf16 is the default): same tolerance
+HS_CUDA_FFN_BF16=0 check "ffn fp32 gla T=1501" "$tmp/gla" "$t1500"
+HS_CUDA_FFN_BF16=0 check "ffn fp32 swa T=302" "$tmp/swa" "$t301"
+HS_CUDA_FFN_BF16=0 ppl_check "ffn fp32 ppl gdn64" "$tmp/gdn64"
 unset HS_CUDA_LINATTN
 # probe: the head statistics computed on the GPU inside the forward (kernels/cuda/head_stats.cu)
 # against the CPU analysis, on SK1 prompts with generation (tests/gpu/compare_probe.py states
