@@ -55,6 +55,8 @@ int cu_mixer_window(const cu_knobs *k, const hs_mixer_config *m) {
     }
 }
 
+int cu_la_env_is(const char *name, const char *value);   /* kernels/cuda/linattn_chunk.cu */
+
 /* out[n, out_dim] (of type ot, += when accumulate) = in[n, in_dim] (bf16) @ w[out_dim, in_dim]^T
  * (bf16), accumulated in fp32 */
 static int gemm_to(hs_cuda_model *cm, void *out, cudaDataType ot, const bf16 *in, const bf16 *w, int n,
@@ -71,12 +73,38 @@ static int gemm(hs_cuda_model *cm, float *out, const bf16 *in, const bf16 *w, in
     return gemm_to(cm, out, CUDA_R_32F, in, w, n, in_dim, out_dim, accumulate, err, errlen);
 }
 
+/* HS_CUDA_QKV_BATCH=0: q, k and v projected by three GEMMs (the A/B and a suspect's switch) */
+static int qkv_batch_enabled(void) {
+    static const int v = !cu_la_env_is("HS_CUDA_QKV_BATCH", "0");
+    return v;
+}
+
+/* q, k and v of a mixer in one strided-batched GEMM (fp32 out[b] = hb @ w[b]^T for b = 0, 1, 2)
+ * where the three are alike: one launch where there were three, and at 4K tokens a d x d
+ * projection's ~128 output tiles fill one wave of the 132 SMs poorly where three fill ~3
+ * (session 13: 368 TFLOP/s a projection at 4K against ~700 for the 7168-wide gate/up). The
+ * weights lie q, k, v in one arena at equal spacing (model_upload.cu packs them in that order)
+ * and so do the outputs (the workspace's q, k, v and o, gk, g); returns 1 when it did the
+ * work, 0 when the shapes or spacings differ (the caller projects one by one), -1 on error. */
+static int project_qkv_batched(hs_cuda_model *cm, float *out0, float *out1, float *out2, const cu_mixer_w *w,
+                               int T, int rows_q, int rows_k, int rows_v, char *err, size_t errlen) {
+    const int d = cm->cfg.hidden_size;
+    if (!qkv_batch_enabled() || rows_q != rows_k || rows_k != rows_v || w->k - w->q != w->v - w->k ||
+        out1 - out0 != out2 - out1 || out1 <= out0)
+        return 0;
+    const float alpha = 1.0f, beta = 0.0f;
+    CUBLAS_CHECK(cublasGemmStridedBatchedEx(cm->blas, CUBLAS_OP_T, CUBLAS_OP_N, rows_q, T, d, &alpha, w->q,
+                                            CUDA_R_16BF, d, (long long)(w->k - w->q), cm->ws.hb, CUDA_R_16BF, d,
+                                            0, &beta, out0, CUDA_R_32F, rows_q, (long long)(out1 - out0), 3,
+                                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    return 1;
+}
+
 /* The FFN's gate/up product is written in bf16 (half the bytes written and read back by SwiGLU,
  * ~1.9 GB a layer at 64K in the 376m preset; g and u carry one more bf16 rounding, as in a bf16
  * PyTorch model). Measured on the H200 (2026-12-05): 376m GDN-NoPE 107.18 -> 104.50 ms at 64K,
  * 5.50 -> 5.36 ms at 4K; parity within the usual tolerance. HS_CUDA_FFN_BF16=0: the fp32 product
  * (the A/B). */
-int cu_la_env_is(const char *name, const char *value);   /* kernels/cuda/linattn_chunk.cu */
 
 static int ffn_bf16(void) {
     static const int v = !cu_la_env_is("HS_CUDA_FFN_BF16", "0");
@@ -350,21 +378,25 @@ static int run_stats(hs_cuda_model *cm, stats_dev *sd, int l, int j, int T, cons
 /* q, k, v projections of a gla/gdn mixer: GEMM into tmp, then conv (if any) and silu, then
  * with l2_dim > 0 (gdn's q and k) the l2 norm of every head of that dim, fused with the conv
  * where a row fits the fused kernel's shared memory. */
-static int project_conv(hs_cuda_model *cm, float *dst, const bf16 *w, const float *conv, int T, int C,
-                        int K, int silu, int l2_dim, char *err, size_t errlen) {
-    const int d = cm->cfg.hidden_size;
-    if (!conv && !silu) {
-        if (gemm(cm, dst, cm->ws.hb, w, T, d, C, 0, err, errlen)) return -1;
-    } else {
-        if (gemm(cm, cm->ws.tmp, cm->ws.hb, w, T, d, C, 0, err, errlen)) return -1;
+/* dst = the short conv / SiLU / per-head l2 norm of a projection src (each where asked) */
+static int conv_post(hs_cuda_model *cm, float *dst, const float *src, const float *conv, int T, int C, int K,
+                     int silu, int l2_dim, char *err, size_t errlen) {
+    if (conv || silu) {
         if (l2_dim > 0 && C <= CU_CONV_L2NORM_MAX_C) {
-            LAUNCH(cu_conv_silu_l2norm(dst, cm->ws.tmp, conv, T, C, K, silu, l2_dim, 1e-6f, cm->st));
+            LAUNCH(cu_conv_silu_l2norm(dst, src, conv, T, C, K, silu, l2_dim, 1e-6f, cm->st));
             return 0;
         }
-        LAUNCH(cu_conv_silu(dst, cm->ws.tmp, conv, T, C, K, silu, cm->st));
+        LAUNCH(cu_conv_silu(dst, src, conv, T, C, K, silu, cm->st));
     }
     if (l2_dim > 0) LAUNCH(cu_l2norm_heads(dst, T, C / l2_dim, l2_dim, 1e-6f, cm->st));
     return 0;
+}
+
+static int project_conv(hs_cuda_model *cm, float *dst, const bf16 *w, const float *conv, int T, int C,
+                        int K, int silu, int l2_dim, char *err, size_t errlen) {
+    const int post = conv || silu;
+    if (gemm(cm, post ? cm->ws.tmp : dst, cm->ws.hb, w, T, cm->cfg.hidden_size, C, 0, err, errlen)) return -1;
+    return conv_post(cm, dst, cm->ws.tmp, conv, T, C, K, silu, l2_dim, err, errlen);
 }
 
 static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *kn, char *err,
@@ -378,9 +410,18 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
     const int silu = gla ? mc->use_short_conv : 1;
     const float *qc = mc->use_short_conv ? w->q_conv : NULL, *kc = mc->use_short_conv ? w->k_conv : NULL;
     const float *vc = mc->use_short_conv ? w->v_conv : NULL;
-    if (project_conv(cm, ws->q, w->q, qc, T, H * dk, K, silu, gla ? 0 : dk, err, errlen) ||
-        project_conv(cm, ws->k, w->k, kc, T, H * dk, K, silu, gla ? 0 : dk, err, errlen) ||
-        project_conv(cm, ws->v, w->v, vc, T, H * dv, K, silu, 0, err, errlen))
+    const int l2 = gla ? 0 : dk, post = qc || silu;
+    /* batched: the raw projections into o, gk and g (free until the mixer writes them) when a
+     * conv or SiLU follows, else straight into q, k, v */
+    float *rq = post ? ws->o : ws->q, *rk = post ? ws->gk : ws->k, *rv = post ? ws->g : ws->v;
+    const int batched = project_qkv_batched(cm, rq, rk, rv, w, T, H * dk, H * dk, H * dv, err, errlen);
+    if (batched < 0) return -1;
+    if (batched ? conv_post(cm, ws->q, rq, qc, T, H * dk, K, silu, l2, err, errlen) ||
+                      conv_post(cm, ws->k, rk, kc, T, H * dk, K, silu, l2, err, errlen) ||
+                      conv_post(cm, ws->v, rv, vc, T, H * dv, K, silu, 0, err, errlen)
+                : project_conv(cm, ws->q, w->q, qc, T, H * dk, K, silu, l2, err, errlen) ||
+                      project_conv(cm, ws->k, w->k, kc, T, H * dk, K, silu, l2, err, errlen) ||
+                      project_conv(cm, ws->v, w->v, vc, T, H * dv, K, silu, 0, err, errlen))
         return -1;
     int swla = kn->swla, W = kn->swla_window, S = kn->swla_stride;
     /* a window that covers every query's whole prefix is the plain recurrence */
@@ -441,9 +482,10 @@ static int softmax_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs 
     cu_workspace *ws = &cm->ws;
     const int d = cm->cfg.hidden_size, H = mc->num_heads, dk = mc->head_k_dim, dv = mc->head_v_dim;
     const int Hkv = mc->num_kv_heads > 0 ? mc->num_kv_heads : H;
-    if (gemm(cm, ws->q, ws->hb, w->q, T, d, H * dk, 0, err, errlen) ||
-        gemm(cm, ws->k, ws->hb, w->k, T, d, Hkv * dk, 0, err, errlen) ||
-        gemm(cm, ws->v, ws->hb, w->v, T, d, Hkv * dv, 0, err, errlen))
+    const int batched = project_qkv_batched(cm, ws->q, ws->k, ws->v, w, T, H * dk, Hkv * dk, Hkv * dv, err, errlen);
+    if (batched < 0 || (!batched && (gemm(cm, ws->q, ws->hb, w->q, T, d, H * dk, 0, err, errlen) ||
+                                     gemm(cm, ws->k, ws->hb, w->k, T, d, Hkv * dk, 0, err, errlen) ||
+                                     gemm(cm, ws->v, ws->hb, w->v, T, d, Hkv * dv, 0, err, errlen))))
         return -1;
     int window = cu_mixer_window(kn, mc);
     *window_out = window;

@@ -138,6 +138,11 @@ ppl_check "chunk ppl gla" "$tmp/gla"
 HS_CUDA_FFN_BF16=0 check "ffn fp32 gla T=1501" "$tmp/gla" "$t1500"
 HS_CUDA_FFN_BF16=0 check "ffn fp32 swa T=302" "$tmp/swa" "$t301"
 HS_CUDA_FFN_BF16=0 ppl_check "ffn fp32 ppl gdn64" "$tmp/gdn64"
+# q, k and v projected one by one (HS_CUDA_QKV_BATCH=0; one strided-batched GEMM is the default
+# where the three are alike): same tolerance
+HS_CUDA_QKV_BATCH=0 check "qkv unbatched gla T=1501" "$tmp/gla" "$t1500"
+HS_CUDA_QKV_BATCH=0 check "qkv unbatched gdn64 T=1501" "$tmp/gdn64" "$t1500"
+HS_CUDA_QKV_BATCH=0 check "qkv unbatched swa T=302" "$tmp/swa" "$t301"
 unset HS_CUDA_LINATTN
 # probe: the head statistics computed on the GPU inside the forward (kernels/cuda/head_stats.cu)
 # against the CPU analysis, on SK1 prompts with generation (tests/gpu/compare_probe.py states
