@@ -29,7 +29,7 @@ if ls .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; the
   echo "fla: $(ls .whl | tr '\n' ' ')"
 fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-nproc
+nproc; echo "CC in the environment: ${CC-unset}"
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
 nvidia-smi dmon -s um -d 15 > $W/dmon.log 2>&1 &
 dmon=$!
@@ -42,13 +42,15 @@ fi
 echo "mps: $mps"
 # compiled kernels from an earlier call (install.sh keeps them in the ignored .compile-cache/;
 # carry it): each member loads its own and writes it again once its compiled step has run
-CC=$W/compile_cache
-mkdir -p $CC
-[ -f .compile-cache/compile_cache.tar.gz ] && tar xzf .compile-cache/compile_cache.tar.gz -C $CC &&
-  echo "compile cache: $(ls $CC | wc -l) members' artifacts carried in"
+# (not named CC: the device exports CC, the C compiler Inductor and Triton run, and assigning
+# to an exported name changes what they run; call 13 lost its compile to that)
+HS_COMPILE_DIR=$W/compile_cache
+mkdir -p $HS_COMPILE_DIR
+[ -f .compile-cache/compile_cache.tar.gz ] && tar xzf .compile-cache/compile_cache.tar.gz -C $HS_COMPILE_DIR &&
+  echo "compile cache: $(ls $HS_COMPILE_DIR | wc -l) members' artifacts carried in"
 t0=$(date +%s)
 shift || true
-bash "$R/train_family.sh" assets $W "$secs" --compile-cache $CC "$@"
+bash "$R/train_family.sh" assets $W "$secs" --compile-cache $HS_COMPILE_DIR "$@"
 echo "family wall: $(( $(date +%s) - t0 )) s"
 kill $dmon 2>/dev/null
 [ $mps = on ] && { echo quit | nvidia-cuda-mps-control; }
@@ -65,8 +67,8 @@ for d in */; do
 done
 [ -n "$grp" ] && tar czf $OUT/models$((i/3+1)).tar.gz $grp
 # the compile cache back (one file of at most 16 MiB comes back from $OUT)
-if ls $CC/*.bin >/dev/null 2>&1; then
-  tar czf $OUT/compile_cache.tar.gz -C $CC $(cd $CC && ls *.bin)
+if ls $HS_COMPILE_DIR/*.bin >/dev/null 2>&1; then
+  tar czf $OUT/compile_cache.tar.gz -C $HS_COMPILE_DIR $(cd $HS_COMPILE_DIR && ls *.bin)
   sz=$(stat -c %s $OUT/compile_cache.tar.gz)
   [ "$sz" -gt 16000000 ] && { echo "compile cache: $sz bytes, too large to come back"; rm -f $OUT/compile_cache.tar.gz; }
 fi

@@ -42,7 +42,10 @@ stage|aside|keep)
     du -sh --exclude=.git --exclude=build --exclude=.torchenv --exclude=.train-state "$root" ;;
 restore)
     [ -d "$stash/keep" ] || { echo "stage_init: nothing staged ($stash)" >&2; exit 1; }
-    for d in "$stash"/keep/*/; do mv "$d/model.safetensors" "$root/sample-models/$(basename "$d")/"; done
+    # (an empty keep/ after a machine restart: the committed weights come back from git below)
+    for d in "$stash"/keep/*/; do
+        [ -f "$d/model.safetensors" ] && mv "$d/model.safetensors" "$root/sample-models/$(basename "$d")/"
+    done
     # the staged weights and configs go back to the committed ones
     (cd "$root" && git checkout -- sample-models/*/model.safetensors sample-models/*/config.json)
     rm -rf "$stash"
