@@ -2,6 +2,7 @@
 
     python3 sample-models/recipe/evaluate.py bar   [--samples 5] [--jobs N]
     python3 sample-models/recipe/evaluate.py table [--samples 2] [--jobs N] [--lengths 1k,...]
+    python3 sample-models/recipe/evaluate.py table --device cuda   (on the GPU machine)
 
 Run from the repository root after `make`. `bar`: SK1 at L0 over 10 depths (0:100:11.1 ..)
 x --samples seeds for every model in sample-models/families.json. `table`: SK1/SK2/SK3 at
@@ -9,6 +10,8 @@ L0..16L0 under direct, log scaling, the model's window knob (SWLA exact W=L0 for
 RoPE window W=L0 for rope, none for swa/nope) and window+log (EME), 5 depths x --samples;
 plus perplexity by position at 16L0 (direct and EME) on held-out prose. One `hybridscope`
 process per (model, setting), --jobs at a time, each single-threaded. Prints Markdown.
+--device cuda runs the same commands on the GPU engine (checked against the CPU engine by
+tests/gpu/parity.sh); the numbers agree up to bf16 rounding of near-tied argmaxes.
 """
 import argparse
 import hashlib
@@ -60,10 +63,11 @@ def settings(name):
 
 CACHE = None      # --cache DIR: finished runs are kept there, keyed by weights + arguments
 CACHED_ONLY = False
+DEVICE = "cpu"
 
 
 def cache_key(args):
-    h = hashlib.sha256(" ".join(args).encode())
+    h = hashlib.sha256(" ".join(args + ["--device", DEVICE]).encode())
     for x in args:      # the model directory's weights: a retrained model is a new key
         st = os.path.join(x, "model.safetensors")
         if os.path.isfile(st):
@@ -82,7 +86,7 @@ def run(args):
         return {"error": ["not run yet"]}, 0.0
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     t0 = time.time()
-    p = subprocess.run([BIN] + args + ["--device", "cpu", "--json"], capture_output=True,
+    p = subprocess.run([BIN] + args + ["--device", DEVICE, "--json"], capture_output=True,
                        text=True, env=env)
     if p.returncode:
         return {"error": p.stderr.strip().splitlines()[-1:] or ["?"]}, time.time() - t0
@@ -116,7 +120,8 @@ def cmd_bar(a):
         L = doc["lengths"][0]
         x, done = acc(doc, "sk1", L)
         print(f"| {n} | {x:.0f}% | {done} |")
-    print(f"\n({len(jobs)} runs, {a.jobs} at a time, {time.time() - t0:.0f} s wall, {os.cpu_count()} CPUs)")
+    print(f"\n({len(jobs)} runs, {a.jobs} at a time, {time.time() - t0:.0f} s wall, {os.cpu_count()} CPUs, "
+          f"device {DEVICE})")
 
 
 def cmd_table(a):
@@ -164,14 +169,17 @@ def cmd_table(a):
         print(f"- {n} {label}: overall {doc['overall']:.2f}; {b}")
     n_done = sum(1 for r in res if "error" not in r[1])
     print(f"\n({n_done}/{len(jobs)} runs, {a.jobs} at a time, {time.time() - t0:.0f} s wall, "
-          f"{os.cpu_count()} CPUs; samples per cell: 5 depths x {a.samples})")
+          f"{os.cpu_count()} CPUs, device {DEVICE}; samples per cell: 5 depths x {a.samples})")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["bar", "table"])
     ap.add_argument("--samples", type=int, default=5)
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--jobs", type=int, default=0,
+                    help="processes at a time (default: one per CPU; 4 with --device cuda)")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                    help="the engine every run uses (cuda: on a machine with a GPU and a CUDA build)")
     ap.add_argument("--lengths", default="1k,2k,4k,8k,16k")
     ap.add_argument("--ppl-length", default="16k")
     ap.add_argument("--ppl-docs", type=int, default=4)
@@ -186,7 +194,10 @@ def main():
     ap.add_argument("--heldout", default="/tmp/heldout.txt",
                     help="held-out prose (written by data.py: python3 data.py heldout FILE)")
     a = ap.parse_args()
-    global CACHE, CACHED_ONLY, ONLY
+    global CACHE, CACHED_ONLY, ONLY, DEVICE
+    DEVICE = a.device
+    if a.jobs <= 0:
+        a.jobs = 4 if DEVICE == "cuda" else (os.cpu_count() or 1)
     ONLY = set(a.models.split(",")) if a.models else None
     CACHED_ONLY = a.cached_only and bool(a.cache)
     if a.cache:

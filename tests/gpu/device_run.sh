@@ -3,7 +3,7 @@
 # when the image lacks libcjson/openblas; tests/gpu/fetch_carry.sh fetches .deps and .whl on a
 # machine with a network), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
-# (the default set) or any of those plus verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed.
+# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
@@ -67,6 +67,12 @@ graph)    # the forward replayed from its CUDA graph against eager launches (eng
         echo "graph $args rc=$r"; cat $OUT/graph.log
     done ;;
 bench) bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
+evaltable)  # the sample models' quality bar and extrapolation table on the GPU engine (the CPU
+            # takes ~2.5 h for the table on the 2-core development machine); EVAL_ARGS overrides
+    t1=$(date +%s)
+    python3 sample-models/recipe/evaluate.py bar --samples 5 --device cuda > "$OUT/bar.md" 2>&1; echo "bar rc=$?"; cat "$OUT/bar.md"
+    python3 sample-models/recipe/evaluate.py table --device cuda ${EVAL_ARGS:---samples 1 --ppl-docs 2} > "$OUT/table.md" 2>&1
+    echo "table rc=$? ($(( $(date +%s) - t1 )) s with the bar)"; tail -3 "$OUT/table.md" ;;
 verify)  # every kernel change since the last GPU run checked, not compared, in ~7-8 min: la_check
         # of the default build (both gdn widths, unstaged) and of the gla32w / gdnout2 A/B builds,
         # kcheck (the attention kernels, RoPE-as-it-loads included),
