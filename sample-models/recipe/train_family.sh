@@ -18,6 +18,12 @@ rm -rf "$out/sync"
 pids=()
 for name in $names; do
   layout=$(python3 -c "import sys; sys.path.insert(0, '$here'); import family; print(family.FAMILY['$name'])")
+  # --compile on a fresh machine: gdn-nope-lh took ~200 s to compile with two Inductor workers
+  # while the others were stepping-ready in 35-80 s and then waited at the barrier (2026-12-05,
+  # H100), so the gdn member gets more workers (the others' compiles are over by then)
+  thr=${TORCHINDUCTOR_COMPILE_THREADS:-2}
+  case $layout in *gdn*) thr=${HS_GDN_COMPILE_THREADS:-6} ;; esac
+  TORCHINDUCTOR_COMPILE_THREADS=$thr \
   python3 "$here/train.py" --name "$name" --layout "$layout" --seed 1 --steps 1000000 \
     --assets "$assets" --out "$out" --deadline "$deadline" --sync-dir "$out/sync" \
     --family-size "$n" "$@" > "$out/$name.stdout" 2>&1 &
