@@ -2,22 +2,33 @@
 # Installs what device_train.sh brought back: checkpoints into sample-models/, training logs into
 # sample-models/recipe/logs/, families.json for the models present, and the parity fixtures.
 #   bash sample-models/recipe/install.sh DEVICE_FILES_DIR [PYTHON_WITH_TORCH]
+# DEVICE_FILES_DIR is a call's files from the device (models*.tar.gz, logs.tar.gz) or a call
+# unpacked under .train-state/callN (NAME/model.safetensors + config.json, logs/).
 # Env: ONLY="NAME..." installs only those models; CALL=N appends each log to logs/NAME.log under
 # a "# device call N (date): settings" header (the settings from its config.json) instead of
-# replacing it.
+# replacing it; FRESH=1 with CALL starts each log anew (the first call of a new run);
+# NO_FIXTURES=1 skips the parity fixtures (installing several calls in a row: the last one
+# writes them).
 set -eu
 src=$1; py=${2:-python3}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/sample-models/recipe"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for f in "$src"/models*.tar.gz; do tar xzf "$f" -C "$tmp"; done
+if ls "$src"/models*.tar.gz >/dev/null 2>&1; then
+  for f in "$src"/models*.tar.gz; do tar xzf "$f" -C "$tmp"; done
+  tar xzf "$src/logs.tar.gz" -C "$tmp"
+elif ls "$src"/*/model.safetensors >/dev/null 2>&1 && [ -d "$src/logs" ]; then
+  for d in "$src"/*/; do [ -f "$d/model.safetensors" ] && cp -r "$d" "$tmp/"; done
+  cp "$src"/logs/* "$tmp/"
+else
+  echo "install.sh: $src: neither models*.tar.gz nor NAME/model.safetensors with logs/" >&2; exit 1
+fi
 # the members' compiled kernels, for the next training call's carry (.compile-cache is ignored)
 if [ -f "$src/compile_cache.tar.gz" ]; then
   mkdir -p "$root/.compile-cache" && cp "$src/compile_cache.tar.gz" "$root/.compile-cache/"
   echo "compile cache kept in .compile-cache/ (name it in the next training call's carry)"
 fi
-tar xzf "$src/logs.tar.gz" -C "$tmp"
 present=""
 for d in "$tmp"/*/; do
   n=$(basename "$d")
@@ -37,6 +48,7 @@ for f in "$tmp"/*.log; do
   [ -d "$tmp/$n" ] || continue                       # dmon.log and the like
   [ -n "${ONLY:-}" ] && case " $ONLY " in *" $n "*) ;; *) continue ;; esac
   if [ -n "${CALL:-}" ]; then
+    [ -n "${FRESH:-}" ] && : > "$here/logs/$n.log"
     "$py" - "$tmp/$n/config.json" "$CALL" >> "$here/logs/$n.log" <<'PY'
 import json, sys, time
 t = json.load(open(sys.argv[1]))["training"]
@@ -62,6 +74,7 @@ with open(sys.argv[1] + ".tmp", "w") as f:
     f.write("\n")
 os.replace(sys.argv[1] + ".tmp", sys.argv[1])
 PY
+[ -n "${NO_FIXTURES:-}" ] && { echo "fixtures not written (NO_FIXTURES)"; exit 0; }
 only=$(echo ${ONLY:-} | tr ' ' ',')
 "$py" "$here/fixtures.py" --models "$root/sample-models" --assets "$root/assets" \
   --out "$root/tests/fixtures" --tiny "$root/tests/fixtures/tiny-mix" ${only:+--only "$only"}
