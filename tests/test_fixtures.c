@@ -4,7 +4,15 @@
  * the a~ distributions of every head at the probe positions (tests/fixtures/probes.npy),
  * which the recipe took by autograd of each mixer's raw output with respect to its values.
  * The model is tests/fixtures/NAME itself when it holds a config.json (the random tiny model),
- * else sample-models/NAME. Missing fixtures or models are skipped, never failed. */
+ * else sample-models/NAME. Missing fixtures or models are skipped, never failed.
+ *
+ * The bars are 1e-4 (logits: relative to max |ref|; a~: absolute). A model can be so
+ * ill-conditioned that fp32 arithmetic in any order is off by more: a NoPE model that learned
+ * hard attention (scores ~1e5 with near-ties, as the family's nope-full at 7,526 steps) has
+ * fp32 PyTorch at 3.6e-4 from the float64 logits. fixtures.py records that fp32 error
+ * (NAME/fp32_error.npy); each bar is then max(1e-4, FP32_FACTOR x it): the engine must be as
+ * close to exact as fp32 PyTorch is, within that factor. For every other model the fp32
+ * error is ~1e-6 and the bars stay 1e-4. */
 #include "test.h"
 
 #include <dirent.h>
@@ -21,6 +29,7 @@
 #define FIX_ROWS 64
 #define LOGIT_TOL 1e-4   /* max |engine - ref| / max |ref| */
 #define DIST_TOL 1e-4    /* max |engine - ref|, absolute */
+#define FP32_FACTOR 2.0  /* times fp32 PyTorch's own error, where that exceeds the bars */
 
 static const char *repo_root(void) {
     const char *r = getenv("HS_ROOT");
@@ -92,8 +101,9 @@ static int check_one(const char *name, const hs_npy_array *prompt, const hs_npy_
     if (!file_exists(p)) return 1;
 
     hs_model *m = calloc(1, sizeof *m);
-    hs_npy_array ref_off = {0}, ref_kn = {0}, ref_d = {0};
+    hs_npy_array ref_off = {0}, ref_kn = {0}, ref_d = {0}, ref_e = {0};
     float *logits = NULL;
+    double tol[3] = {LOGIT_TOL, LOGIT_TOL, DIST_TOL};  /* logits off, logits knobs, a~ */
     int rc = -1;
     if (!m) { snprintf(msg, n, "%.100s: out of memory", name); return -1; }
     if (hs_model_load(m, mdir, err, sizeof err)) { snprintf(msg, n, "%.100s: %.400s", name, err); free(m); return -1; }
@@ -106,6 +116,21 @@ static int check_one(const char *name, const hs_npy_array *prompt, const hs_npy_
             arrs[i]->ndim != 2) {
             snprintf(msg, n, "%.100s: %.40s: %.400s", name, files[i], err);
             goto done;
+        }
+    }
+    snprintf(p, sizeof p, "%s/fp32_error.npy", fdir);
+    if (file_exists(p)) {
+        if (hs_npy_read(&ref_e, p, err, sizeof err)) {
+            snprintf(msg, n, "%.100s: fp32_error.npy: %.400s", name, err);
+            goto done;
+        }
+        if (ref_e.dtype != HS_NPY_F32 || ref_e.count != 3) {
+            snprintf(msg, n, "%.100s: fp32_error.npy: not float32 [3]", name);
+            goto done;
+        }
+        for (int i = 0; i < 3; i++) {
+            const double e = FP32_FACTOR * ((const float *)ref_e.data)[i];
+            if (e > tol[i]) tol[i] = e;
         }
     }
     if (ref_off.shape[0] != FIX_ROWS || ref_off.shape[1] != V || ref_kn.shape[0] != FIX_ROWS ||
@@ -128,9 +153,9 @@ static int check_one(const char *name, const hs_npy_array *prompt, const hs_npy_
         }
         const float *ref = pass == 0 ? ref_off.data : ref_kn.data;
         double e = hs_test_rel_err_ff(logits, ref, FIX_ROWS * (size_t)V, 1e-6);
-        if (!(e <= LOGIT_TOL)) {
-            snprintf(msg, n, "%.100s: logits (%s) rel. error %.3g > %g", name,
-                     pass == 0 ? "knobs off" : "every knob on", e, LOGIT_TOL);
+        if (!(e <= tol[pass])) {
+            snprintf(msg, n, "%.100s: logits (%s) rel. error %.3g > %.3g", name,
+                     pass == 0 ? "knobs off" : "every knob on", e, tol[pass]);
             goto done;
         }
     }
@@ -155,8 +180,8 @@ static int check_one(const char *name, const hs_npy_array *prompt, const hs_npy_
                  dc.failed ? "head view" : err);
         goto done;
     }
-    if (!(dc.worst <= DIST_TOL)) {
-        snprintf(msg, n, "%.100s: a~ abs. error %.3g > %g (head %d, t=%d)", name, dc.worst, DIST_TOL,
+    if (!(dc.worst <= tol[2])) {
+        snprintf(msg, n, "%.100s: a~ abs. error %.3g > %.3g (head %d, t=%d)", name, dc.worst, tol[2],
                  dc.worst_head, dc.worst_t);
         goto done;
     }
@@ -166,6 +191,7 @@ done:
     hs_npy_free(&ref_off);
     hs_npy_free(&ref_kn);
     hs_npy_free(&ref_d);
+    hs_npy_free(&ref_e);
     hs_model_free(m);
     free(m);
     return rc;
