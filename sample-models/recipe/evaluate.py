@@ -67,7 +67,8 @@ DEVICE = "cpu"
 
 
 def cache_key(args):
-    h = hashlib.sha256(" ".join(args + ["--device", DEVICE]).encode())
+    # (cpu runs keep the keys they had before --device existed, so earlier caches stay valid)
+    h = hashlib.sha256(" ".join(args + (["--device", DEVICE] if DEVICE != "cpu" else [])).encode())
     for x in args:      # the model directory's weights: a retrained model is a new key
         st = os.path.join(x, "model.safetensors")
         if os.path.isfile(st):
