@@ -6,7 +6,9 @@
 # unpacked under .train-state/callN (NAME/model.safetensors + config.json, logs/).
 # Env: ONLY="NAME..." installs only those models; CALL=N appends each log to logs/NAME.log under
 # a "# device call N (date): settings" header (the settings from its config.json) instead of
-# replacing it; FRESH=1 with CALL starts each log anew (the first call of a new run);
+# replacing it (lines that the installed log already ends with are not repeated: a warm
+# machine's log holds its earlier calls' lines too); FRESH=1 with CALL starts each log anew (the
+# first call of a new run);
 # NO_FIXTURES=1 skips the parity fixtures (installing several calls in a row: the last one
 # writes them).
 set -eu
@@ -59,7 +61,15 @@ parts += [f"pace {t.get('pace')}", f"lr {t['lr']} {t['schedule']}", f"warmup {t[
           f"{t['steps']} steps in {t['wall_seconds']} s"]
 print(f"# device call {sys.argv[2]} ({time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, installed): " + ", ".join(parts))
 PY
-    cat "$f" >> "$here/logs/$n.log"
+    # a call on a warm machine appends to the log of the calls before it on that machine
+    # (train.py opens NAME.log for appending): only the lines after those already installed go in
+    "$py" - "$here/logs/$n.log" "$f" >> "$here/logs/$n.log" <<'PY'
+import sys
+old = [l for l in open(sys.argv[1]).read().splitlines() if not l.startswith("# device call ")]
+new = open(sys.argv[2]).read().splitlines()
+k = next((k for k in range(min(len(old), len(new)), 0, -1) if old[-k:] == new[:k]), 0)
+sys.stdout.write("".join(l + "\n" for l in new[k:]))
+PY
   else
     cp "$f" "$here/logs/"
   fi
