@@ -37,6 +37,8 @@ def member_ms(name, layout, assets, batch, reps, dev, compile_mode="off"):
     model = M.HybridLM(cfg).to(dev)
     model.init_weights(1)
     fwd = torch.compile(model, dynamic=False) if compile_mode == "model" else model
+    if compile_mode == "layers":
+        M.compile_layers(model)
     opt = torch.optim.AdamW(model.parameters(), lr=torch.tensor(1e-3, device=dev), fused=True,
                             capturable=True)
     mix = data.Mixture(assets, cfg["train_context"], 1, p_copy=0.15)
@@ -107,7 +109,7 @@ def main():
     ap.add_argument("--cores-only", action="store_true")
     ap.add_argument("--compile", default="off",
                     help="comma-separated step variants: off, core (torch.compile'd gla/gdn cores), "
-                         "model (the whole model compiled)")
+                         "model (the whole model compiled), layers (each decoder layer compiled)")
     a = ap.parse_args()
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = True

@@ -58,6 +58,20 @@ def disable_compile():
     CORES.clear()
 
 
+def compile_layers(model):
+    """torch.compile's each decoder layer on its own: layers of one structure share one
+    compiled graph (Dynamo takes the parameters as inputs), so an LH model compiles two graphs
+    (efficient layer, NoPE layer) where compiling the whole model traces all eight layers into
+    one (the gdn member's chunk loop eight times over: ~200 s of a fresh machine's call)."""
+    for layer in model.model.layers:
+        layer.compile(dynamic=False)
+
+
+def uncompile_layers(model):
+    for layer in model.model.layers:
+        layer._compiled_call_impl = None
+
+
 def mixer_defaults(m, head_dim):
     """A mixer config with every default of spec section 2 filled in (a new dict)."""
     t = m["type"]
@@ -511,7 +525,9 @@ class Mixer(nn.Module):
         elif self.type == "gdn":
             g = F.silu(self.g_proj(h)).view(B, T, self.H, self.dv)
             o = self.o_norm(o) * g
-        heads = [hd for (l, m, hd) in knobs.ablate if l == layer and m == mixer]
+        # (the test first: under torch.compile a comprehension over the empty set still guarded
+        # on the layer index, which compiled every layer of `train.py --compile layers` anew)
+        heads = [hd for (l, m, hd) in knobs.ablate if l == layer and m == mixer] if knobs.ablate else []
         if heads:
             keep = torch.ones(self.H, dtype=o.dtype, device=o.device)
             keep[heads] = 0

@@ -11,6 +11,7 @@
   training paths (train.py --compile core|model) give the eager forward and gradients.
 """
 import argparse
+import json
 import math
 import os
 import sys
@@ -133,12 +134,14 @@ def test_models(dev):
 
 
 def test_compile(dev):
-    """train.py --compile core and --compile model against the eager fast path: forward and
-    every parameter's gradient, float64, a gla+nope and a gdn+nope HH model."""
+    """train.py --compile core, model and layers against the eager fast path: forward and
+    every parameter's gradient, float64, a gla+nope HH layer and a gdn, gdn, nope LH model
+    (--compile layers: one graph for the two gdn layers)."""
     import model as model_mod
     toks = torch.randint(0, 258, (2, 40), generator=torch.Generator().manual_seed(2))
     layouts = [[[{"type": "gla", "num_heads": 2}, {"type": "nope", "num_heads": 1}]],
-               [[{"type": "gdn", "num_heads": 2}], [{"type": "nope", "num_heads": 2}]]]
+               [[{"type": "gdn", "num_heads": 2}], [{"type": "gdn", "num_heads": 2}],
+                [{"type": "nope", "num_heads": 2}]]]
     for n, lay in enumerate(layouts):
         m = HybridLM(small_cfg(lay)).to(dev)
         m.init_weights(n)
@@ -149,11 +152,24 @@ def test_compile(dev):
             (out.square().mean()).backward()
             return out.detach(), torch.cat([p.grad.flatten() for p in m.parameters()])
         ref_out, ref_grad = run(m)
-        for mode in ("core", "model"):
+        for mode in ("core", "model", "layers"):
             if mode == "core":
                 model_mod.enable_compile()
                 out, grad = run(m)
                 model_mod.disable_compile()
+            elif mode == "layers":
+                from torch._dynamo.utils import counters
+                before = counters["stats"]["unique_graphs"]
+                model_mod.compile_layers(m)
+                out, grad = run(m)
+                model_mod.uncompile_layers(m)
+                # one graph per layer structure, not per layer (a guard on the layer index
+                # once compiled every layer anew)
+                graphs = counters["stats"]["unique_graphs"] - before
+                structures = len({json.dumps(lc, sort_keys=True) for lc in m.cfg["layers"]})
+                if graphs > structures:
+                    raise AssertionError(f"compile layers, model {n}: {graphs} graphs for "
+                                         f"{structures} layer structures")
             else:
                 out, grad = run(torch.compile(m, dynamic=False))
             close(out, ref_out, 1e-9, f"compile {mode}, model {n}: forward")

@@ -118,9 +118,11 @@ def main():
                          "default: fla 0.6.0 refuses the device's Triton on Hopper (wrong gated "
                          "backward), after minutes of compiling")
     ap.add_argument("--fla-tol", type=float, default=2e-2)
-    ap.add_argument("--compile", choices=("off", "core", "model"), default="off",
-                    help="core: torch.compile the gla/gdn chunk cores; model: the whole model "
-                         "(Inductor kernels; bench_step.py measures what each saves)")
+    ap.add_argument("--compile", choices=("off", "core", "model", "layers"), default="off",
+                    help="core: torch.compile the gla/gdn chunk cores; model: the whole model; "
+                         "layers: each decoder layer, layers of one structure sharing one graph "
+                         "(the same kernels as model but for fusion across layer boundaries, a "
+                         "fraction of the compile time; bench_step.py measures what each saves)")
     ap.add_argument("--compile-cache", default="",
                     help="with --compile: DIR/NAME.bin holds this member's compiled kernels "
                          "(torch.compiler's cache artifacts): loaded before compiling when "
@@ -234,6 +236,9 @@ def main():
     elif dev.type == "cuda" and a.compile == "model":
         fwd = torch.compile(model, dynamic=False)
         la_kernels += ", the whole model torch.compile'd"
+    elif dev.type == "cuda" and a.compile == "layers":
+        model_mod.compile_layers(model)
+        la_kernels += ", each layer torch.compile'd"
     say(f"gla/gdn kernels: {la_kernels}")
     say(f"layout {a.layout} params {n_params} steps {a.steps} batch {a.batch} "
         f"row {mixture.row} lr {a.lr}")
@@ -388,6 +393,7 @@ def main():
             if a.compile != "off":  # the compiled step may be what failed: the plain one is equal
                 fwd = model
                 model_mod.disable_compile()
+                model_mod.uncompile_layers(model)
                 la_kernels += f"; --compile {a.compile} failed, eager PyTorch"
                 say(f"--compile {a.compile} dropped")
     nxt = batch()

@@ -21,12 +21,19 @@ for name in $names; do
   # --compile on a fresh machine: gdn-nope-lh took ~200 s to compile with two Inductor workers
   # while the others were stepping-ready in 35-80 s and then waited at the barrier (2026-12-05,
   # H100), so the gdn member gets more workers (the others' compiles are over by then)
+  # and compiles layer by layer (`--compile layers`: its two layer structures once each, not
+  # the chunk loop of all eight layers in one graph; 96 against 218 s on the development CPU at
+  # the training length) unless HS_GDN_COMPILE says otherwise; the others wait for it at the barrier
   thr=${TORCHINDUCTOR_COMPILE_THREADS:-2}
-  case $layout in *gdn*) thr=${HS_GDN_COMPILE_THREADS:-6} ;; esac
+  gdn_args=()
+  case $layout in *gdn*)
+    thr=${HS_GDN_COMPILE_THREADS:-6}
+    case " $* " in *" --compile model "*) gdn_args=(--compile "${HS_GDN_COMPILE:-layers}") ;; esac ;;
+  esac
   TORCHINDUCTOR_COMPILE_THREADS=$thr \
   python3 "$here/train.py" --name "$name" --layout "$layout" --seed 1 --steps 1000000 \
     --assets "$assets" --out "$out" --deadline "$deadline" --sync-dir "$out/sync" \
-    --family-size "$n" "$@" > "$out/$name.stdout" 2>&1 &
+    --family-size "$n" "$@" ${gdn_args[@]+"${gdn_args[@]}"} > "$out/$name.stdout" 2>&1 &
   pids+=($!)
 done
 rc=0
