@@ -83,6 +83,11 @@ def main():
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--lr-floor", type=float, default=0.1)
     ap.add_argument("--weight-decay", type=float, default=0.1)
+    ap.add_argument("--qk-norm-cap", type=float, default=0.0,
+                    help="after every step, scale each q/k projection weight whose Frobenius norm "
+                         "exceeds this back to it (0: off). A cap above the norms a member reaches "
+                         "leaves its run unchanged; nope-full's attention logits grew without bound "
+                         "(sample-models/README.md, session 16)")
     ap.add_argument("--p-needle", type=float, default=0.6)
     ap.add_argument("--answer-weight", type=float, default=5.0)
     ap.add_argument("--p-copy", type=float, default=0.0,
@@ -146,6 +151,8 @@ def main():
     for flag, v in (("--p-needle", a.p_needle), ("--p-copy", a.p_copy), ("--p-kv", a.p_kv)):
         if not 0.0 <= v <= 1.0:
             raise SystemExit(f"{flag}: a share of rows in [0, 1], got {v}")
+    if a.qk_norm_cap < 0:
+        raise SystemExit(f"--qk-norm-cap: 0 (off) or a positive norm, got {a.qk_norm_cap}")
     if a.eval_per_task < 10:
         raise SystemExit(f"--eval-per-task: at least 10 (10 depths x N/10 seeds), got {a.eval_per_task}")
     try:
@@ -262,6 +269,7 @@ def main():
             "tokens_per_step": a.batch * mixture.row, "optimizer": "AdamW(0.9, 0.95, eps 1e-8)",
             "lr": a.lr, "warmup": a.warmup, "schedule": f"cosine to {a.lr_floor} x lr", "pace": a.pace,
             "weight_decay": a.weight_decay, "grad_clip": 1.0,
+            **({"qk_norm_cap": a.qk_norm_cap} if a.qk_norm_cap > 0 else {}),
             "precision": "bf16 autocast for projections and SDPA; fp32 norms, gla/gdn recurrences, loss",
             "data": mixture.settings(), "train_context": cfg["train_context"],
             "params": n_params, "wall_seconds": round(wall, 1), "init": init_how,
@@ -331,6 +339,15 @@ def main():
             else:
                 g["lr"] = value
 
+    qk_weights = [p for n, p in model.named_parameters()
+                  if n.endswith(("q_proj.weight", "k_proj.weight"))] if a.qk_norm_cap > 0 else []
+
+    @torch.no_grad()
+    def cap_qk_norms():
+        # on the device, no host sync: the step stays capturable as a CUDA graph
+        for p in qk_weights:
+            p.mul_(torch.clamp(a.qk_norm_cap / p.norm(), max=1.0))
+
     def train_step(toks, w):
         # autocast's weight cache must be off under graph capture
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda",
@@ -343,6 +360,8 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        if qk_weights:
+            cap_qk_norms()
         return loss.detach()
 
     graph = None
