@@ -59,6 +59,8 @@ parts = [t["init"]] if t.get("init") else []
 parts += [f"pace {t.get('pace')}", f"lr {t['lr']} {t['schedule']}", f"warmup {t['warmup']}",
           f"p-needle {d.get('p_needle')}", f"p-copy {d.get('p_copy')}", f"p-kv {d.get('p_kv')}",
           f"{t['steps']} steps in {t['wall_seconds']} s"]
+if t.get("qk_norm_cap"):
+    parts.insert(-1, f"q/k norm cap {t['qk_norm_cap']}")
 print(f"# device call {sys.argv[2]} ({time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, installed): " + ", ".join(parts))
 PY
     # a call on a warm machine appends to the log of the calls before it on that machine

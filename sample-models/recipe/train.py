@@ -66,7 +66,7 @@ def phases_through(tb):
     """The phases of a "training" block: its earlier ones and itself, for the next phase (with
     the settings that differ between calls: mixture, pace, how it started, the device call)."""
     ph = {k: tb[k] for k in ("steps", "steps_planned", "lr", "warmup", "schedule", "wall_seconds", "pace",
-                             "init", "device_call") if k in tb}
+                             "init", "device_call", "qk_norm_cap") if k in tb}
     ph.update({k: tb["data"][k] for k in ("p_needle", "p_copy", "p_kv") if k in tb.get("data", {})})
     return tb.get("earlier_phases", []) + [ph]
 
