@@ -3,6 +3,7 @@
     python3 sample-models/recipe/evaluate.py bar   [--samples 5] [--jobs N]
     python3 sample-models/recipe/evaluate.py table [--samples 2] [--jobs N] [--lengths 1k,...]
     python3 sample-models/recipe/evaluate.py table --device cuda   (on the GPU machine)
+    python3 sample-models/recipe/evaluate.py bar --dir .train-state/call20   (a call's weights)
 
 Run from the repository root after `make`. `bar`: SK1 at L0 over 10 depths (0:100:11.1 ..)
 x --samples seeds for every model in sample-models/families.json. `table`: SK1/SK2/SK3 at
@@ -31,7 +32,8 @@ ONLY = None       # --models a,b: a subset
 
 
 def models():
-    with open(os.path.join(SM, "families.json")) as f:
+    # the member list is always the repo's; --dir only says where their checkpoints are
+    with open(os.path.join(ROOT, "sample-models", "families.json")) as f:
         fam = json.load(f)
     out = []
     for g in fam["families"]:
@@ -188,6 +190,9 @@ def main():
     ap.add_argument("--cache", default="", help="keep each finished run in DIR and reuse it "
                     "(an interrupted table resumes where it stopped)")
     ap.add_argument("--models", default="", help="only these models (comma-separated)")
+    ap.add_argument("--dir", default="",
+                    help="the checkpoints under DIR/NAME instead of sample-models/ (a training "
+                         "call's .train-state/callN, before installing it)")
     ap.add_argument("--settings", default="", help="table: only these NIAH settings "
                     "(direct,log,swla,swla+log,ropewin,ropewin+log)")
     ap.add_argument("--cached-only", action="store_true",
@@ -195,8 +200,12 @@ def main():
     ap.add_argument("--heldout", default="/tmp/heldout.txt",
                     help="held-out prose (written by data.py: python3 data.py heldout FILE)")
     a = ap.parse_args()
-    global CACHE, CACHED_ONLY, ONLY, DEVICE
+    global CACHE, CACHED_ONLY, ONLY, DEVICE, SM
     DEVICE = a.device
+    if a.dir:
+        SM = os.path.abspath(a.dir)
+        if not models():
+            sys.exit(f"--dir {a.dir}: none of the family's checkpoints (NAME/model.safetensors) is there")
     if a.jobs <= 0:
         a.jobs = 4 if DEVICE == "cuda" else (os.cpu_count() or 1)
     ONLY = set(a.models.split(",")) if a.models else None
