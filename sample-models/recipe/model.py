@@ -10,6 +10,7 @@ Two paths compute the same function:
     Triton kernels (same function; `fla_check` compares them with the PyTorch chunks first).
 Parameter names are those of spec section 3, so state_dict() is the checkpoint.
 """
+import contextlib
 import math
 from dataclasses import dataclass, field
 
@@ -70,6 +71,20 @@ def compile_layers(model):
 def uncompile_layers(model):
     for layer in model.model.layers:
         layer._compiled_call_impl = None
+
+
+@contextlib.contextmanager
+def layers_eager(model):
+    """The layers' plain forward for a while (evaluation): compiled with dynamic=False, every
+    new prompt length or batch would compile each layer structure anew (greedy decoding grows
+    the length by one a token), minutes of compiling for the gdn layers."""
+    saved = [layer._compiled_call_impl for layer in model.model.layers]
+    uncompile_layers(model)
+    try:
+        yield model
+    finally:
+        for layer, c in zip(model.model.layers, saved):
+            layer._compiled_call_impl = c
 
 
 def mixer_defaults(m, head_dim):

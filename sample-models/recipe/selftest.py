@@ -162,6 +162,15 @@ def test_compile(dev):
                 before = counters["stats"]["unique_graphs"]
                 model_mod.compile_layers(m)
                 out, grad = run(m)
+                # evaluation inside layers_eager: other lengths run the plain forward (no
+                # compiling: greedy decoding grows the length a token at a time), and the
+                # compiled layers are back afterwards
+                with torch.no_grad(), model_mod.layers_eager(m):
+                    for T in (7, 8, 9):
+                        close(m(toks[:, :T].to(dev), fast=True), m(toks[:, :T].to(dev), fast=False), 1e-9,
+                              f"compile layers, model {n}: layers_eager at T={T}")
+                if any(l._compiled_call_impl is None for l in m.model.layers):
+                    raise AssertionError(f"compile layers, model {n}: layers_eager did not restore them")
                 model_mod.uncompile_layers(m)
                 # one graph per layer structure, not per layer (a guard on the layer index
                 # once compiled every layer anew)

@@ -35,7 +35,13 @@ def lr_at(step, steps, peak, warmup, floor):
 
 @torch.no_grad()
 def niah_eval(model, assets, L0, dev, per_task=30, tasks=(data.SK1, data.SK2, data.SK3)):
-    """Greedy decoding on L0-token prompts at 10 depths x per_task/10 seeds per task (fast path)."""
+    """Greedy decoding on L0-token prompts at 10 depths x per_task/10 seeds per task (fast path;
+    the layers' plain forward where --compile layers compiled them)."""
+    with model_mod.layers_eager(model):
+        return _niah_eval(model, assets, L0, dev, per_task, tasks)
+
+
+def _niah_eval(model, assets, L0, dev, per_task, tasks):
     model.eval()
     out = {}
     for task in tasks:
