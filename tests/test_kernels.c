@@ -7,6 +7,7 @@
 #include "cpu/vexp.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define TOL 1e-4
 
@@ -164,8 +165,18 @@ TEST(kernels_attention) {
         {200, 4, 2, 16, 16, 17, 16, 1}, {200, 2, 2, 8, 24, 1, 32, 0}, {200, 4, 1, 16, 16, 64, 64, 1},
         {513, 2, 1, 32, 32, 0, 64, 1},  {513, 4, 2, 16, 16, 100, 32, 0}, {300, 3, 3, 16, 16, 600, 16, 0},
         {129, 2, 2, 64, 64, 0, 0, 1},
+        /* the sample models' heads (40: panels of 16 with a short last one, 16 + 16 + 8 value
+         * columns), an odd key dim, a wide value dim, row counts that leave a tail of query rows */
+        {1100, 4, 4, 40, 40, 0, 128, 1}, {300, 2, 1, 20, 40, 0, 100, 0}, {77, 2, 2, 48, 128, 50, 64, 1},
+        {531, 3, 1, 40, 40, 200, 30, 0},
     };
+    /* each case through the sgemm-free tile kernels (the default) and through sgemm (HS_CPU_ATTN=blas) */
+    const char *impl_env = getenv("HS_CPU_ATTN");
+    char *impl_saved = impl_env ? strdup(impl_env) : NULL;
+    for (int impl = 0; impl < 2; impl++)
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        if (impl) setenv("HS_CPU_ATTN", "blas", 1);
+        else unsetenv("HS_CPU_ATTN");
         int T = cs[c].T, H = cs[c].H, Hkv = cs[c].Hkv, dk = cs[c].dk, dv = cs[c].dv;
         float *q = frand((size_t)T * H * dk, 1.5, &r), *k = frand((size_t)T * Hkv * dk, 1.5, &r);
         float *v = frand((size_t)T * Hkv * dv, 1, &r), *o = fnew((size_t)T * H * dv);
@@ -178,10 +189,13 @@ TEST(kernels_attention) {
         attention_forward(o, q, k, v, rs, T, H, Hkv, dk, dv, cs[c].window, cs[c].tile);
         ref_attention(ref, q, k, v, rs, T, H, Hkv, dk, dv, cs[c].window);
         double e = hs_test_rel_err(o, ref, (size_t)T * H * dv, 1e-6);
-        CHECK(e <= TOL, "attention T=%d H=%d Hkv=%d window=%d tile=%d scaled=%d: rel err %.3g",
-              T, H, Hkv, cs[c].window, cs[c].tile, cs[c].scaled, e);
+        CHECK(e <= TOL, "attention (%s) T=%d H=%d Hkv=%d dk=%d dv=%d window=%d tile=%d scaled=%d: rel err %.3g",
+              impl ? "sgemm" : "tile kernels", T, H, Hkv, dk, dv, cs[c].window, cs[c].tile, cs[c].scaled, e);
         free(q); free(k); free(v); free(o); free(rs); free(ref);
     }
+    if (impl_saved) setenv("HS_CPU_ATTN", impl_saved, 1);
+    else unsetenv("HS_CPU_ATTN");
+    free(impl_saved);
 }
 
 /* ---- linear attention ------------------------------------------------------------- */

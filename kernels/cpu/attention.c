@@ -12,17 +12,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the two tile products (the sgemm-free kernels below) */
+typedef void (*attn_qk_fn)(float *, int, const float *, int, const float *, int, int);
+typedef void (*attn_pv_fn)(float *, int, const float *, int, const float *, int, int);
+
 typedef struct {
     const float *q, *k, *v, *row_scale;
-    const float *kt; /* [dk, T]: the current kv head's keys transposed, so both tile products are NN */
+    /* the current kv head's keys, rearranged so that the score product reads them in order:
+     * sgemm: [dk, T] (transposed, so both tile products are NN); the kernels below: panels of
+     * 16 keys, [ceil(T/16)][dk][16], zero past T (a [dk, T] row stride of T floats put every
+     * d of a key block in the same L1 set at T = 16K: half the score product's time in stalls) */
+    const float *kt;
+    const float *vp; /* the kernels below: the current kv head's values, [ceil(T/16)*16][dvp], zero padded */
     float *out;
     int T, H, Hkv, dk, dv, window, Bq, Bk;
+    int dvp;         /* the accumulators' row stride: dv (sgemm) or dv rounded up to 16 (the kernels) */
+    int blas;        /* the tile products through sgemm (HS_CPU_ATTN=blas) */
+    attn_qk_fn qk;
+    attn_pv_fn pv;
 } attn_args;
 
 typedef struct {
     float *qs;   /* [Bq, dk] scaled query rows */
     float *s;    /* [Bq, Bk] scores, then probabilities */
-    float *acc;  /* [Bq, dv] unnormalised output */
+    float *acc;  /* [Bq, dvp] unnormalised output */
     float *m, *l;
 } attn_work;
 
@@ -64,6 +77,132 @@ static HS_VEC_CLONES void online_softmax_tile(float *sc, int lds, int nq, int nk
     }
 }
 
+/* The two tile products, written out rather than through sgemm: at a head's dims (40 in the
+ * sample models, 64-128 in the presets) each sgemm call spent as long packing its operands
+ * as multiplying them (perf, rope-full at 16K tokens on one core: 43% of the time in the sgemm
+ * kernel, 21% in its copies, 28% in the softmax). The keys come in panels of 16 and the
+ * values in rows padded to 16 floats (rearranged once per kv head, as the transpose was), and
+ * R query rows x G blocks of 16 columns accumulate in vector registers over one pass: on
+ * AVX-512 8 x 3 (24 zmm: enough independent chains for both FMA pipes over their latency, and
+ * each broadcast feeds 3 FMAs), on AVX2 4 x 1 (8 ymm), likewise elsewhere. Fused multiply-adds
+ * (contraction is allowed in these kernels only: no reassociation, no other fast-math).
+ * HS_CPU_ATTN=blas restores sgemm (the A/B). Same run, one core, rope-full at 16K tokens:
+ * the forward in 10.7 CPU-s against 12.9 (docs/bench-notes.md, session 17). */
+#if defined(__x86_64__) && !defined(__clang__)
+#define AT_FN(tgt) __attribute__((target(tgt), optimize("fp-contract=fast")))
+#define AT_FN_BASE __attribute__((optimize("fp-contract=fast")))
+#define AT_HAVE_X86 1
+#else
+#define AT_FN(tgt)
+#define AT_FN_BASE
+#define AT_HAVE_X86 0
+#endif
+typedef float at_v16 __attribute__((vector_size(64), aligned(4)));
+
+/* Both products for R query rows at a time and up to CH blocks of 16 columns (keys for the
+ * scores, value dims for the output) a pass. */
+#define AT_KERNELS(NAME, ATTR, R, CH)                                                                    \
+static ATTR void attn_qk_##NAME(float *restrict s, int lds, const float *restrict q, int dk,    \
+                                      const float *restrict kp, int nq, int nk) {                    \
+    int i = 0;                                                                                       \
+    for (; i + R <= nq; i += R) {                                                                    \
+        const float *qr = q + (size_t)i * dk;                                                        \
+        int j = 0;                                                                                   \
+        for (; j + 16 * CH <= nk; j += 16 * CH) AT_QK_GROUP(R, CH);                                  \
+        for (; j < nk; j += 16) AT_QK_GROUP(R, 1);                                                   \
+    }                                                                                                \
+    for (; i < nq; i++) {                                                                            \
+        float *sr = s + (size_t)i * lds;                                                             \
+        for (int j = 0; j < nk; j++) {                                                               \
+            const float *kb = kp + (size_t)(j & ~15) * dk + (j & 15);                                \
+            float x = 0.0f;                                                                          \
+            for (int d = 0; d < dk; d++) x += q[(size_t)i * dk + d] * kb[(size_t)d * 16];            \
+            sr[j] = x;                                                                               \
+        }                                                                                            \
+    }                                                                                                \
+}                                                                                                    \
+static ATTR void attn_pv_##NAME(float *restrict acc, int dvp, const float *restrict p, int ldp,  \
+                                      const float *restrict vp, int nq, int nk) {                    \
+    int i = 0;                                                                                       \
+    for (; i + R <= nq; i += R) {                                                                    \
+        const float *pr = p + (size_t)i * ldp;                                                       \
+        float *o = acc + (size_t)i * dvp;                                                            \
+        int c0 = 0;                                                                                  \
+        for (; c0 + 16 * CH <= dvp; c0 += 16 * CH) AT_PV_GROUP(R, CH);                              \
+        for (; c0 < dvp; c0 += 16) AT_PV_GROUP(R, 1);                                               \
+    }                                                                                                \
+    for (; i < nq; i++) {                                                                            \
+        float *o = acc + (size_t)i * dvp;                                                            \
+        const float *pr = p + (size_t)i * ldp;                                                       \
+        for (int k = 0; k < nk; k++) {                                                               \
+            const float x = pr[k], *vr = vp + (size_t)k * dvp;                                       \
+            for (int c = 0; c < dvp; c++) o[c] += x * vr[c];                                         \
+        }                                                                                            \
+    }                                                                                                \
+}
+
+/* scores of R query rows against G panels of 16 keys from key j (the last panel may hold
+ * fewer than 16 of the tile's keys: only those are stored) */
+#define AT_QK_GROUP(R, G)                                                                            \
+    do {                                                                                             \
+        at_v16 a[R][G];                                                                              \
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++)                                          \
+            _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) a[r][g] = (at_v16){0};               \
+        const float *kb = kp + (size_t)j * dk;                                                       \
+        for (int d = 0; d < dk; d++) {                                                               \
+            at_v16 x[G];                                                                             \
+            _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) x[g] = *(const at_v16 *)(kb + (size_t)g * 16 * dk + (size_t)d * 16); \
+            _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                    \
+                const float qd = qr[(size_t)r * dk + d];                                             \
+                _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) a[r][g] += qd * x[g];            \
+            }                                                                                        \
+        }                                                                                            \
+        _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) {                                        \
+            const int w = nk - j - 16 * g < 16 ? nk - j - 16 * g : 16;                               \
+            _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                    \
+                float *sr = s + (size_t)(i + r) * lds + j + 16 * g;                                  \
+                if (w == 16) *(at_v16 *)sr = a[r][g];                                                \
+                else for (int c = 0; c < w; c++) sr[c] = a[r][g][c];                                 \
+            }                                                                                        \
+        }                                                                                            \
+    } while (0)
+
+/* R output rows x G chunks of 16 columns from c0, one pass over the keys, in registers */
+#define AT_PV_GROUP(R, G)                                                                            \
+    do {                                                                                             \
+        at_v16 a[R][G];                                                                              \
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++)                                          \
+            _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) a[r][g] = *(at_v16 *)(o + (size_t)r * dvp + c0 + 16 * g); \
+        for (int k = 0; k < nk; k++) {                                                               \
+            at_v16 x[G];                                                                             \
+            _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) x[g] = *(const at_v16 *)(vp + (size_t)k * dvp + c0 + 16 * g); \
+            _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                    \
+                const float pk = pr[(size_t)r * ldp + k];                                            \
+                _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) a[r][g] += pk * x[g];            \
+            }                                                                                        \
+        }                                                                                            \
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++)                                          \
+            _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) *(at_v16 *)(o + (size_t)r * dvp + c0 + 16 * g) = a[r][g]; \
+    } while (0)
+
+#if AT_HAVE_X86
+AT_KERNELS(avx512, AT_FN("avx512f"), 8, 3)
+AT_KERNELS(avx2, AT_FN("avx2,fma"), 4, 1)
+#endif
+AT_KERNELS(base, AT_FN_BASE, 4, 1)
+
+
+/* the widest kernels this CPU runs (chosen once, before the parallel region) */
+static void attn_kernels(attn_qk_fn *qk, attn_pv_fn *pv) {
+#if AT_HAVE_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) { *qk = attn_qk_avx512; *pv = attn_pv_avx512; return; }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) { *qk = attn_qk_avx2; *pv = attn_pv_avx2; return; }
+#endif
+    *qk = attn_qk_base;
+    *pv = attn_pv_base;
+}
+
 /* One query tile of one head. */
 static void attention_tile(const attn_args *a, attn_work *w, int h, int t0) {
     const int dk = a->dk, dv = a->dv, Bk = a->Bk, window = a->window;
@@ -72,6 +211,7 @@ static void attention_tile(const attn_args *a, attn_work *w, int h, int t0) {
     const int ldq = a->H * dk, ldv = a->Hkv * dv, ldo = a->H * dv;
     const float inv_sqrt = 1.0f / sqrtf((float)dk);
     const float *ktbase = a->kt, *vbase = a->v + (size_t)kvh * dv;
+    const int blas = a->blas, dvp = a->dvp;
 
     for (int r = 0; r < nq; r++) {
         const float *qr = a->q + (size_t)(t0 + r) * ldq + (size_t)h * dk;
@@ -81,21 +221,28 @@ static void attention_tile(const attn_args *a, attn_work *w, int h, int t0) {
         w->m[r] = -INFINITY;
         w->l[r] = 0.0f;
     }
-    memset(w->acc, 0, sizeof(float) * (size_t)nq * dv);
+    memset(w->acc, 0, sizeof(float) * (size_t)nq * dvp);
 
     const int t_last = t0 + nq - 1;
-    const int s_lo = window > 0 && t0 - window + 1 > 0 ? t0 - window + 1 : 0;
+    int s_lo = window > 0 && t0 - window + 1 > 0 ? t0 - window + 1 : 0;
+    if (!blas) s_lo &= ~15;   /* panels start at multiples of 16 (the keys before the window are masked) */
     for (int ks = s_lo; ks <= t_last; ks += Bk) {
         const int nk = t_last + 1 - ks < Bk ? t_last + 1 - ks : Bk;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, nk, dk, 1.0f, w->qs, dk,
-                    ktbase + ks, a->T, 0.0f, w->s, Bk);
-        online_softmax_tile(w->s, Bk, nq, nk, t0, ks, window, w->m, w->l, w->acc, dv);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dv, nk, 1.0f, w->s, Bk,
-                    vbase + (size_t)ks * ldv, ldv, 1.0f, w->acc, dv);
+        if (blas)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, nk, dk, 1.0f, w->qs, dk,
+                        ktbase + ks, a->T, 0.0f, w->s, Bk);
+        else
+            a->qk(w->s, Bk, w->qs, dk, ktbase + (size_t)ks * dk, nq, nk);
+        online_softmax_tile(w->s, Bk, nq, nk, t0, ks, window, w->m, w->l, w->acc, dvp);
+        if (blas)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dv, nk, 1.0f, w->s, Bk,
+                        vbase + (size_t)ks * ldv, ldv, 1.0f, w->acc, dv);
+        else
+            a->pv(w->acc, dvp, w->s, Bk, a->vp + (size_t)ks * dvp, nq, nk);
     }
     for (int r = 0; r < nq; r++) {
         float *o = a->out + (size_t)(t0 + r) * ldo + (size_t)h * dv;
-        const float *ar = w->acc + (size_t)r * dv;
+        const float *ar = w->acc + (size_t)r * dvp;
         const float inv = 1.0f / w->l[r];
         for (int i = 0; i < dv; i++) o[i] = ar[i] * inv;
     }
@@ -119,9 +266,15 @@ void attention_forward(float *out, const float *q, const float *k, const float *
                        int window, int tile) {
     if (T <= 0 || H <= 0) return;
     if (tile <= 0) tile = 128;
-    float *kt = malloc(sizeof(float) * (size_t)T * dk);
-    if (!kt) abort();
-    attn_args a = {q, k, v, row_scale, kt, out, T, H, Hkv, dk, dv, window, tile, key_tile(T, window, tile)};
+    const char *impl = getenv("HS_CPU_ATTN");
+    const int blas = impl && !strcmp(impl, "blas");
+    const int Tp = (T + 15) & ~15, dvp = blas ? dv : (dv + 15) & ~15;
+    float *kt = malloc(sizeof(float) * (size_t)Tp * dk);
+    float *vp = blas ? NULL : malloc(sizeof(float) * (size_t)Tp * dvp);
+    if (!kt || (!blas && !vp)) abort();
+    attn_args a = {q, k, v, row_scale, kt, vp, out, T, H, Hkv, dk, dv, window, tile, key_tile(T, window, tile),
+                   dvp, blas, NULL, NULL};
+    attn_kernels(&a.qk, &a.pv);
     const int n_qt = (T + a.Bq - 1) / a.Bq, group = H / Hkv;
     const long items = (long)n_qt * group;
     const double pairs = window > 0 && window < T ? (double)T * window : (double)T * (T + 1) / 2;
@@ -131,7 +284,7 @@ void attention_forward(float *out, const float *q, const float *k, const float *
         attn_work w;
         w.qs = malloc(sizeof(float) * (size_t)a.Bq * dk);
         w.s = malloc(sizeof(float) * (size_t)a.Bq * a.Bk);
-        w.acc = malloc(sizeof(float) * (size_t)a.Bq * dv);
+        w.acc = malloc(sizeof(float) * (size_t)a.Bq * dvp);
         w.m = malloc(sizeof(float) * (size_t)a.Bq);
         w.l = malloc(sizeof(float) * (size_t)a.Bq);
         if (!w.qs || !w.s || !w.acc || !w.m || !w.l) abort();
@@ -139,11 +292,20 @@ void attention_forward(float *out, const float *q, const float *k, const float *
          * (the implicit barriers keep the transpose and its readers apart). */
         for (int g = 0; g < Hkv; g++) {
             #pragma omp for schedule(static)
-            for (int s0 = 0; s0 < T; s0 += 64) { /* blocked transpose */
-                const int s1 = s0 + 64 < T ? s0 + 64 : T;
-                for (int i = 0; i < dk; i++)
-                    for (int s = s0; s < s1; s++)
-                        kt[(size_t)i * T + s] = k[((size_t)s * Hkv + g) * dk + i];
+            for (int s0 = 0; s0 < Tp; s0 += 64) { /* blocked transpose */
+                const int s1 = s0 + 64 < Tp ? s0 + 64 : Tp;
+                if (a.blas) {
+                    for (int i = 0; i < dk; i++)
+                        for (int s = s0; s < s1 && s < T; s++)
+                            kt[(size_t)i * T + s] = k[((size_t)s * Hkv + g) * dk + i];
+                } else {
+                    for (int s = s0; s < s1; s++) {
+                        float *dst = kt + (size_t)(s & ~15) * dk + (s & 15), *vd = vp + (size_t)s * dvp;
+                        const float *src = k + ((size_t)s * Hkv + g) * dk, *vs = v + ((size_t)s * Hkv + g) * dv;
+                        for (int i = 0; i < dk; i++) dst[(size_t)i * 16] = s < T ? src[i] : 0.0f;
+                        for (int i = 0; i < dvp; i++) vd[i] = s < T && i < dv ? vs[i] : 0.0f;
+                    }
+                }
             }
             /* Latest query tiles first: under causal masking they are the most expensive. */
             #pragma omp for schedule(dynamic, 1)
@@ -155,4 +317,5 @@ void attention_forward(float *out, const float *q, const float *k, const float *
         free(w.qs); free(w.s); free(w.acc); free(w.m); free(w.l);
     }
     free(kt);
+    free(vp);
 }
