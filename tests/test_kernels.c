@@ -170,12 +170,14 @@ TEST(kernels_attention) {
         {1100, 4, 4, 40, 40, 0, 128, 1}, {300, 2, 1, 20, 40, 0, 100, 0}, {77, 2, 2, 48, 128, 50, 64, 1},
         {531, 3, 1, 40, 40, 200, 30, 0},
     };
-    /* each case through the sgemm-free tile kernels (the default) and through sgemm (HS_CPU_ATTN=blas) */
+    /* each case through the default path (the tile kernels where the CPU has AVX-512) and
+     * through sgemm (HS_CPU_ATTN=blas) */
+    static const char *impls[] = {NULL, "blas"};
     const char *impl_env = getenv("HS_CPU_ATTN");
     char *impl_saved = impl_env ? strdup(impl_env) : NULL;
     for (int impl = 0; impl < 2; impl++)
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
-        if (impl) setenv("HS_CPU_ATTN", "blas", 1);
+        if (impls[impl]) setenv("HS_CPU_ATTN", impls[impl], 1);
         else unsetenv("HS_CPU_ATTN");
         int T = cs[c].T, H = cs[c].H, Hkv = cs[c].Hkv, dk = cs[c].dk, dv = cs[c].dv;
         float *q = frand((size_t)T * H * dk, 1.5, &r), *k = frand((size_t)T * Hkv * dk, 1.5, &r);
@@ -190,7 +192,7 @@ TEST(kernels_attention) {
         ref_attention(ref, q, k, v, rs, T, H, Hkv, dk, dv, cs[c].window);
         double e = hs_test_rel_err(o, ref, (size_t)T * H * dv, 1e-6);
         CHECK(e <= TOL, "attention (%s) T=%d H=%d Hkv=%d dk=%d dv=%d window=%d tile=%d scaled=%d: rel err %.3g",
-              impl ? "sgemm" : "tile kernels", T, H, Hkv, dk, dv, cs[c].window, cs[c].tile, cs[c].scaled, e);
+              impls[impl] ? "sgemm" : "default", T, H, Hkv, dk, dv, cs[c].window, cs[c].tile, cs[c].scaled, e);
         free(q); free(k); free(v); free(o); free(rs); free(ref);
     }
     if (impl_saved) setenv("HS_CPU_ATTN", impl_saved, 1);

@@ -82,34 +82,32 @@ static HS_VEC_CLONES void online_softmax_tile(float *sc, int lds, int nq, int nk
  * as multiplying them (perf, rope-full at 16K tokens on one core: 43% of the time in the sgemm
  * kernel, 21% in its copies, 28% in the softmax). The keys come in panels of 16 and the
  * values in rows padded to 16 floats (rearranged once per kv head, as the transpose was), and
- * R query rows x G blocks of 16 columns accumulate in vector registers over one pass: on
- * AVX-512 8 x 3 (24 zmm: enough independent chains for both FMA pipes over their latency, and
- * each broadcast feeds 3 FMAs), on AVX2 4 x 1 (8 ymm), likewise elsewhere. Fused multiply-adds
+ * 8 query rows x 3 blocks of 16 columns accumulate in 24 zmm registers over one pass (enough
+ * independent chains for both FMA pipes over their latency; each broadcast feeds 3 FMAs).
+ * AVX-512 only (attn_kernels says why); elsewhere sgemm as before. Fused multiply-adds
  * (contraction is allowed in these kernels only: no reassociation, no other fast-math).
  * HS_CPU_ATTN=blas restores sgemm (the A/B). Same run, one core, rope-full at 16K tokens:
  * the forward in 10.7 CPU-s against 12.9 (docs/bench-notes.md, session 17). */
 #if defined(__x86_64__) && !defined(__clang__)
 #define AT_FN(tgt) __attribute__((target(tgt), optimize("fp-contract=fast")))
-#define AT_FN_BASE __attribute__((optimize("fp-contract=fast")))
 #define AT_HAVE_X86 1
 #else
 #define AT_FN(tgt)
-#define AT_FN_BASE
 #define AT_HAVE_X86 0
 #endif
 typedef float at_v16 __attribute__((vector_size(64), aligned(4)));
 
 /* Both products for R query rows at a time and up to CH blocks of 16 columns (keys for the
  * scores, value dims for the output) a pass. */
-#define AT_KERNELS(NAME, ATTR, R, CH)                                                                    \
+#define AT_KERNELS(NAME, ATTR, R, CH, VT, VW)                                                                    \
 static ATTR void attn_qk_##NAME(float *restrict s, int lds, const float *restrict q, int dk,    \
                                       const float *restrict kp, int nq, int nk) {                    \
     int i = 0;                                                                                       \
     for (; i + R <= nq; i += R) {                                                                    \
         const float *qr = q + (size_t)i * dk;                                                        \
         int j = 0;                                                                                   \
-        for (; j + 16 * CH <= nk; j += 16 * CH) AT_QK_GROUP(R, CH);                                  \
-        for (; j < nk; j += 16) AT_QK_GROUP(R, 1);                                                   \
+        for (; j + 16 * CH <= nk; j += 16 * CH) AT_QK_GROUP(R, CH, VT, VW);                               \
+        for (; j < nk; j += 16) AT_QK_GROUP(R, 1, VT, VW);                                                \
     }                                                                                                \
     for (; i < nq; i++) {                                                                            \
         float *sr = s + (size_t)i * lds;                                                             \
@@ -128,8 +126,8 @@ static ATTR void attn_pv_##NAME(float *restrict acc, int dvp, const float *restr
         const float *pr = p + (size_t)i * ldp;                                                       \
         float *o = acc + (size_t)i * dvp;                                                            \
         int c0 = 0;                                                                                  \
-        for (; c0 + 16 * CH <= dvp; c0 += 16 * CH) AT_PV_GROUP(R, CH);                              \
-        for (; c0 < dvp; c0 += 16) AT_PV_GROUP(R, 1);                                               \
+        for (; c0 + 16 * CH <= dvp; c0 += 16 * CH) AT_PV_GROUP(R, CH, VT, VW);                           \
+        for (; c0 < dvp; c0 += 16) AT_PV_GROUP(R, 1, VT, VW);                                            \
     }                                                                                                \
     for (; i < nq; i++) {                                                                            \
         float *o = acc + (size_t)i * dvp;                                                            \
@@ -141,66 +139,78 @@ static ATTR void attn_pv_##NAME(float *restrict acc, int dvp, const float *restr
     }                                                                                                \
 }
 
+/* In the groups below a block of 16 columns is 16 / VW vectors of type VT (VW lanes): one zmm
+ * for the AVX-512 kernels. (A vector wider than the target's registers GCC lowers through
+ * memory: the first AVX2 form, with 16-lane vectors, ran 6x slower than sgemm.) */
+
 /* scores of R query rows against G panels of 16 keys from key j (the last panel may hold
  * fewer than 16 of the tile's keys: only those are stored) */
-#define AT_QK_GROUP(R, G)                                                                            \
+#define AT_QK_GROUP(R, G, VT, VW)                                                                    \
     do {                                                                                             \
-        at_v16 a[R][G];                                                                              \
+        enum { NV = 16 / (VW), NU = (G) * NV };                                                      \
+        VT a[R][NU];                                                                                 \
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++)                                          \
-            _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) a[r][g] = (at_v16){0};               \
+            _Pragma("GCC unroll 12") for (int u = 0; u < NU; u++) a[r][u] = (VT){0};                 \
         const float *kb = kp + (size_t)j * dk;                                                       \
         for (int d = 0; d < dk; d++) {                                                               \
-            at_v16 x[G];                                                                             \
-            _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) x[g] = *(const at_v16 *)(kb + (size_t)g * 16 * dk + (size_t)d * 16); \
+            VT x[NU];                                                                                \
+            _Pragma("GCC unroll 12") for (int u = 0; u < NU; u++)                                    \
+                x[u] = *(const VT *)(kb + (size_t)(u / NV) * 16 * dk + (size_t)d * 16 + (u % NV) * (VW)); \
             _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                    \
                 const float qd = qr[(size_t)r * dk + d];                                             \
-                _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) a[r][g] += qd * x[g];            \
+                _Pragma("GCC unroll 12") for (int u = 0; u < NU; u++) a[r][u] += qd * x[u];          \
             }                                                                                        \
         }                                                                                            \
-        _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) {                                        \
-            const int w = nk - j - 16 * g < 16 ? nk - j - 16 * g : 16;                               \
+        _Pragma("GCC unroll 12") for (int u = 0; u < NU; u++) {                                      \
+            const int c = 16 * (u / NV) + (u % NV) * (VW), w = nk - j - c < (VW) ? nk - j - c : (VW); \
+            if (w <= 0) continue;                                                                    \
             _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                    \
-                float *sr = s + (size_t)(i + r) * lds + j + 16 * g;                                  \
-                if (w == 16) *(at_v16 *)sr = a[r][g];                                                \
-                else for (int c = 0; c < w; c++) sr[c] = a[r][g][c];                                 \
+                float *sr = s + (size_t)(i + r) * lds + j + c;                                       \
+                if (w == (VW)) *(VT *)sr = a[r][u];                                                  \
+                else for (int e = 0; e < w; e++) sr[e] = a[r][u][e];                                 \
             }                                                                                        \
         }                                                                                            \
     } while (0)
 
-/* R output rows x G chunks of 16 columns from c0, one pass over the keys, in registers */
-#define AT_PV_GROUP(R, G)                                                                            \
+/* R output rows x G blocks of 16 columns from c0, one pass over the keys, in registers */
+#define AT_PV_GROUP(R, G, VT, VW)                                                                    \
     do {                                                                                             \
-        at_v16 a[R][G];                                                                              \
+        enum { NU = (G) * 16 / (VW) };                                                               \
+        VT a[R][NU];                                                                                 \
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++)                                          \
-            _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) a[r][g] = *(at_v16 *)(o + (size_t)r * dvp + c0 + 16 * g); \
+            _Pragma("GCC unroll 12") for (int u = 0; u < NU; u++) a[r][u] = *(VT *)(o + (size_t)r * dvp + c0 + u * (VW)); \
         for (int k = 0; k < nk; k++) {                                                               \
-            at_v16 x[G];                                                                             \
-            _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) x[g] = *(const at_v16 *)(vp + (size_t)k * dvp + c0 + 16 * g); \
+            VT x[NU];                                                                                \
+            _Pragma("GCC unroll 12") for (int u = 0; u < NU; u++) x[u] = *(const VT *)(vp + (size_t)k * dvp + c0 + u * (VW)); \
             _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                    \
                 const float pk = pr[(size_t)r * ldp + k];                                            \
-                _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) a[r][g] += pk * x[g];            \
+                _Pragma("GCC unroll 12") for (int u = 0; u < NU; u++) a[r][u] += pk * x[u];          \
             }                                                                                        \
         }                                                                                            \
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++)                                          \
-            _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) *(at_v16 *)(o + (size_t)r * dvp + c0 + 16 * g) = a[r][g]; \
+            _Pragma("GCC unroll 12") for (int u = 0; u < NU; u++) *(VT *)(o + (size_t)r * dvp + c0 + u * (VW)) = a[r][u]; \
     } while (0)
 
 #if AT_HAVE_X86
-AT_KERNELS(avx512, AT_FN("avx512f"), 8, 3)
-AT_KERNELS(avx2, AT_FN("avx2,fma"), 4, 1)
+AT_KERNELS(avx512, AT_FN("avx512f"), 8, 3, at_v16, 16)
 #endif
-AT_KERNELS(base, AT_FN_BASE, 4, 1)
 
 
-/* the widest kernels this CPU runs (chosen once, before the parallel region) */
-static void attn_kernels(attn_qk_fn *qk, attn_pv_fn *pv) {
+/* The tile kernels where the CPU has AVX-512 (0 elsewhere: sgemm). An AVX2 form (4 rows x two
+ * ymm) measured 15.4 CPU-s against 14.1 for OpenBLAS's own Haswell kernels on the 16K rope-full
+ * run above, and SSE2 29 against 28.5: those machines keep sgemm. */
+static int attn_kernels(attn_qk_fn *qk, attn_pv_fn *pv) {
 #if AT_HAVE_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) { *qk = attn_qk_avx512; *pv = attn_pv_avx512; return; }
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) { *qk = attn_qk_avx2; *pv = attn_pv_avx2; return; }
+    if (__builtin_cpu_supports("avx512f")) {
+        *qk = attn_qk_avx512;
+        *pv = attn_pv_avx512;
+        return 1;
+    }
 #endif
-    *qk = attn_qk_base;
-    *pv = attn_pv_base;
+    *qk = NULL;
+    *pv = NULL;
+    return 0;
 }
 
 /* One query tile of one head. */
@@ -267,14 +277,15 @@ void attention_forward(float *out, const float *q, const float *k, const float *
     if (T <= 0 || H <= 0) return;
     if (tile <= 0) tile = 128;
     const char *impl = getenv("HS_CPU_ATTN");
-    const int blas = impl && !strcmp(impl, "blas");
+    attn_qk_fn qk;
+    attn_pv_fn pv;
+    const int blas = (impl && !strcmp(impl, "blas")) || !attn_kernels(&qk, &pv);
     const int Tp = (T + 15) & ~15, dvp = blas ? dv : (dv + 15) & ~15;
     float *kt = malloc(sizeof(float) * (size_t)Tp * dk);
     float *vp = blas ? NULL : malloc(sizeof(float) * (size_t)Tp * dvp);
     if (!kt || (!blas && !vp)) abort();
     attn_args a = {q, k, v, row_scale, kt, vp, out, T, H, Hkv, dk, dv, window, tile, key_tile(T, window, tile),
-                   dvp, blas, NULL, NULL};
-    attn_kernels(&a.qk, &a.pv);
+                   dvp, blas, qk, pv};
     const int n_qt = (T + a.Bq - 1) / a.Bq, group = H / Hkv;
     const long items = (long)n_qt * group;
     const double pairs = window > 0 && window < T ? (double)T * window : (double)T * (T + 1) / 2;
