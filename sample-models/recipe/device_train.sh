@@ -1,6 +1,8 @@
 #!/bin/bash
 # One call on the GPU machine (run from the repo root): self-test, train the family for
 # TRAIN_SECONDS of wall time, pack checkpoints and logs into $OUT (tar files < 16 MB each).
+# NAMES="a b" trains (and brings back) only those members; `--steps N` after the other train.py
+# arguments caps the steps the deadline allows (a phase of a fixed length).
 #   bash sample-models/recipe/device_train.sh [TRAIN_SECONDS] [train.py args...]
 # A second call on the same (still warm) machine can continue every model from its checkpoint
 # in /tmp/family: pass `--resume-dir /tmp/family` (a warm restart; see train.py --resume-dir).
@@ -58,10 +60,16 @@ grep -h "gla/gdn kernels" $W/*.stdout | cut -c1-220
 grep -h "captured\|capture failed\|family timing\|done:\|Error\|error\|stopping" $W/*.stdout | head -60
 grep -h "quick SK1" $W/*.stdout | tail -40
 cd $W
-tar czf $OUT/logs.tar.gz *.log *.stdout *.eval.json families.json dmon.log 2>/dev/null
+# NAMES (train_family.sh) trains some members; only theirs come back, since /tmp/family on a
+# warm machine also holds the members of earlier calls, which unpack_call.sh and install.sh
+# would otherwise take for this call's
+trained=${NAMES:-$(ls -d */ 2>/dev/null | tr -d /)}
+logs=""
+for n in $trained; do logs="$logs $(ls $n.log $n.stdout $n.eval.json 2>/dev/null | tr '\n' ' ')"; done
+tar czf $OUT/logs.tar.gz $logs families.json dmon.log 2>/dev/null
 i=0; grp=""
-for d in */; do
-  d=${d%/}; [ -f "$d/model.safetensors" ] || continue
+for d in $trained; do
+  [ -f "$d/model.safetensors" ] || continue
   grp="$grp $d"; i=$((i+1))
   if [ $((i % 3)) -eq 0 ]; then tar czf $OUT/models$((i/3)).tar.gz $grp; grp=""; fi
 done

@@ -83,7 +83,8 @@ def main():
     ap.add_argument("--layout", required=True, help="layout spec, see family.py")
     ap.add_argument("--seed", type=int, default=1, help="weight init seed")
     ap.add_argument("--data-seed", type=int, default=1234, help="shared by the whole family")
-    ap.add_argument("--steps", type=int, required=True)
+    ap.add_argument("--steps", type=int, required=True,
+                    help="steps of this phase; with --deadline the most it takes (the deadline may allow fewer)")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--warmup", type=int, default=100)
@@ -327,14 +328,18 @@ def main():
                 rows.append([float(x) for x in f.read().split()])
         slowest = max(r[0] for r in rows)
         last = max(r[1] for r in rows)
-        if a.pace == "own":
-            n = a.probe_steps + int((a.deadline - a.reserve - last) / (step_time * 1.15))
+        # --steps caps what the deadline allows: a phase of a fixed length (members trained in
+        # separate calls take the same steps; train_family.sh's own --steps is 1000000)
+        own = a.pace == "own"
+        n = a.probe_steps + int((a.deadline - a.reserve - last) / ((step_time if own else slowest) * 1.15))
+        cap = f" (capped by --steps {a.steps}; the deadline allowed {n})" if n > a.steps else ""
+        n = max(min(n, a.steps), a.probe_steps)
+        if own:
             say(f"family timing: {len(rows)} members, own step {step_time:.3f}s (slowest {slowest:.3f}s) "
-                f"-> {n} steps (own pace)")
-            return max(n, a.probe_steps)
-        n = a.probe_steps + int((a.deadline - a.reserve - last) / (slowest * 1.15))
-        say(f"family timing: {len(rows)} members, slowest step {slowest:.3f}s -> {n} steps")
-        return max(n, a.probe_steps)
+                f"-> {n} steps (own pace){cap}")
+        else:
+            say(f"family timing: {len(rows)} members, slowest step {slowest:.3f}s -> {n} steps{cap}")
+        return n
 
     model.train()
 
