@@ -52,7 +52,47 @@ mkdir -p $HS_COMPILE_DIR
   echo "compile cache: $(ls $HS_COMPILE_DIR | wc -l) members' artifacts carried in"
 t0=$(date +%s)
 shift || true
-bash "$R/train_family.sh" assets $W "$secs" --compile-cache $HS_COMPILE_DIR "$@"
+# PHASES=K runs up to K phases back to back, each of TRAIN_SECONDS, the second on continuing
+# from the first's weights and AdamW state (--init-from dropped, then `--resume-dir /tmp/family
+# --warmup $PHASE_WARMUP --ready-wait 60`), each a phase of its own in config.json; with
+# UNTIL_RETRIEVES=1 they stop after the first phase that leaves every member at torch SK1 >= 0.9.
+# No phase starts unless it can end within CALL_SECONDS of the start (the device's command limit).
+# Each phase's stdout is kept (NAME.stdout holds them all, in order).
+phases=${PHASES:-1}
+again=()
+skip=0
+for x in "$@"; do
+  if [ $skip = 1 ]; then skip=0; continue; fi
+  case $x in --init-from) skip=1 ;; --init-from=*) ;; *) again+=("$x") ;; esac
+done
+again+=(--resume-dir $W --warmup "${PHASE_WARMUP:-50}" --ready-wait 60)
+names=${NAMES:-$(python3 -c "import sys; sys.path.insert(0, '$R'); import family; print(' '.join(family.FAMILY))")}
+for p in $(seq 1 $phases); do
+  if [ $p -gt 1 ] && [ $(( $(date +%s) - t0 + secs + 30 )) -gt "${CALL_SECONDS:-560}" ]; then
+    echo "phase $p not started: it would end past ${CALL_SECONDS:-560} s"; break
+  fi
+  rc=0
+  if [ $p = 1 ]; then
+    bash "$R/train_family.sh" assets $W "$secs" --compile-cache $HS_COMPILE_DIR "$@" || rc=$?
+  else
+    bash "$R/train_family.sh" assets $W "$secs" --compile-cache $HS_COMPILE_DIR "${again[@]}" || rc=$?
+  fi
+  for n in $names; do [ -f $W/$n.stdout ] && mv $W/$n.stdout $W/$n.stdout.p$p; done
+  echo "phase $p: $(( $(date +%s) - t0 )) s; $(grep -h 'done:' $W/*.stdout.p$p 2>/dev/null | sed 's/.*\[\([^ ]*\) .*NIAH at L0 {.sk1.: \([0-9.]*\).*/\1 sk1 \2/' | tr '\n' ' ')"
+  [ $rc = 0 ] || { echo "phase $p: train_family.sh failed (exit $rc); no more phases"; break; }
+  if [ "${UNTIL_RETRIEVES:-0}" = 1 ] && [ $phases -gt 1 ]; then
+    miss=0
+    for n in $names; do
+      v=$(sed -n "s/.*done:.*NIAH at L0 {.sk1.: \([0-9.]*\).*/\1/p" $W/$n.stdout.p$p 2>/dev/null | tail -1)
+      awk -v v="${v:-0}" 'BEGIN { exit !(v >= 0.9) }' || miss=1
+    done
+    [ $miss = 0 ] && { echo "phase $p: every member retrieves; no more phases"; break; }
+  fi
+done
+for n in $names; do
+  for p in $(seq 1 $phases); do [ -f $W/$n.stdout.p$p ] && cat $W/$n.stdout.p$p; done > $W/$n.stdout
+  rm -f $W/$n.stdout.p*
+done
 echo "family wall: $(( $(date +%s) - t0 )) s"
 kill $dmon 2>/dev/null
 [ $mps = on ] && { echo quit | nvidia-cuda-mps-control; }
