@@ -61,6 +61,8 @@ parts += [f"pace {t.get('pace')}", f"lr {t['lr']} {t['schedule']}", f"warmup {t[
           f"{t['steps']} steps in {t['wall_seconds']} s"]
 if t.get("qk_norm_cap"):
     parts.insert(-1, f"q/k norm cap {t['qk_norm_cap']}")
+if t.get("qk_bilinear_cap"):
+    parts.insert(-1, f"logit form cap {t['qk_bilinear_cap']}")
 print(f"# device call {sys.argv[2]} ({time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, installed): " + ", ".join(parts))
 PY
     # a call on a warm machine appends to the log of the calls before it on that machine

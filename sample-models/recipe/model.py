@@ -596,6 +596,33 @@ class Layer(nn.Module):
         return x + self.mlp(self.mlp_norm(x))
 
 
+def softmax_logit_forms(model):
+    """(mixer, the gain of the norm its projections read) for every softmax mixer: what
+    cap_logit_forms bounds."""
+    return [(mx, layer.attn_norm.weight) for layer in model.model.layers for mx in layer.mixers()
+            if mx.type in SOFTMAX_TYPES]
+
+
+def logit_form_norms(mixer, gain):
+    """Frobenius norm of each query head's logit form M_h = (Wq_h G)^T (Wk_h G), G = diag(gain):
+    its logit for normalised inputs x, y (|x|^2 = |y|^2 = hidden) is x^T M_h y / sqrt(dk) (RoPE
+    rotates q and k orthogonally and does not change the bound), so |logit| <= hidden / sqrt(dk)
+    x |M_h|."""
+    A = mixer.q_proj.weight.view(mixer.H, mixer.dk, -1) * gain
+    B = (mixer.k_proj.weight.view(mixer.Hkv, mixer.dk, -1) * gain).repeat_interleave(
+        mixer.H // mixer.Hkv, dim=0)
+    return torch.linalg.matrix_norm(torch.einsum("hkd,hke->hde", A, B))
+
+
+@torch.no_grad()
+def cap_logit_forms(forms, cap):
+    """Scales the query weights of every head whose logit form exceeds cap back to it (keys are
+    shared by grouped query heads, so only queries move). No host sync: capturable."""
+    for mx, g in forms:
+        n = logit_form_norms(mx, g)
+        mx.q_proj.weight.view(mx.H, mx.dk, -1).mul_(torch.clamp(cap / n, max=1.0)[:, None, None])
+
+
 class Backbone(nn.Module):
     def __init__(self, cfg):
         super().__init__()

@@ -7,6 +7,8 @@
 - swla exact == the value-path sum over (t-W, t] (spec section 4's c_{t,s}, built here
   independently), and swla overlap == restart from max(0, (j+1)S - W);
 - log_scale / rope_window / swa_window / ablate change what the spec says and nothing else;
+- train.py --qk-bilinear-cap: the logit forms are what a head's logits are (checked against
+  the logits of a forward), the cap bounds them and moves nothing else;
 - with --compile (slow: Inductor compiles each model, ~1-3 min on a CPU): the torch.compile'd
   training paths (train.py --compile core|model) give the eager forward and gradients.
 """
@@ -19,6 +21,7 @@ import sys
 import torch
 
 from model import HybridLM, Knobs, gla_chunked, gla_chunked_factored, gdn_chunked, Mixer, mixer_defaults
+from model import cap_logit_forms, logit_form_norms, softmax_logit_forms
 
 torch.set_default_dtype(torch.float64)
 
@@ -131,6 +134,68 @@ def test_models(dev):
             a = m(toks, knobs, fast=False)
             b = m(toks, knobs, fast=True)
         close(b, a, 1e-9, f"model {n}: fast vs plain forward with knobs")
+
+
+def test_logit_cap(dev):
+    layers = [[{"type": "nope", "num_heads": 3, "num_kv_heads": 1}],
+              [{"type": "rope", "num_heads": 2}, {"type": "nope", "num_heads": 2}],
+              [{"type": "gla", "num_heads": 2}, {"type": "nope", "num_heads": 2}],
+              [{"type": "swa", "num_heads": 4, "num_kv_heads": 2, "window": 5}]]
+    m = HybridLM(small_cfg(layers))
+    m.init_weights(3)
+    g = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        for layer in m.model.layers:
+            layer.attn_norm.weight.copy_(0.5 + 2 * torch.rand(layer.attn_norm.weight.shape, generator=g))
+        m.model.layers[0].attn.q_proj.weight.mul_(6.0)
+        m.model.layers[3].attn.k_proj.weight.mul_(4.0)
+    forms = softmax_logit_forms(m)
+    if len(forms) != 5:
+        raise SystemExit(f"FAIL logit forms: {len(forms)} softmax mixers, expected 5")
+    d = m.model.layers[0].attn_norm.weight.shape[0]
+    # the forms, built head by head (a query head h reads key head h // (H / Hkv))
+    before = []
+    for mx, gain in forms:
+        ref = []
+        for h in range(mx.H):
+            kh = h // (mx.H // mx.Hkv)
+            Wq = mx.q_proj.weight[h * mx.dk:(h + 1) * mx.dk] * gain
+            Wk = mx.k_proj.weight[kh * mx.dk:(kh + 1) * mx.dk] * gain
+            ref.append((Wq.T @ Wk).norm().detach())
+        close(logit_form_norms(mx, gain).detach(), torch.stack(ref).detach(), 1e-12, "logit form norms")
+        before.append(ref)
+    # |logit| <= hidden / sqrt(dk) x |M_h| on a forward's own q and k
+    toks = torch.randint(0, 258, (1, 23), generator=g)
+    cap_ = {}
+    with torch.no_grad():
+        m(toks, fast=False, capture=cap_)
+    for i, (mx, gain) in enumerate(forms):
+        key = next(k for k, (p, _) in cap_.items() if m.model.layers[k[0]].mixers()[k[1]] is mx)
+        q, k = cap_[key][0]["q"][0], cap_[key][0]["k"][0]
+        k = k.repeat_interleave(mx.H // mx.Hkv, dim=1)
+        z = torch.einsum("thd,shd->hts", q, k).abs().amax((1, 2)) / math.sqrt(mx.dk)
+        bound = torch.stack(before[i]) * d / math.sqrt(mx.dk)
+        if (z > bound * (1 + 1e-9)).any():
+            raise SystemExit(f"FAIL logit bound: mixer {i}: {z.tolist()} > {bound.tolist()}")
+    norms = sorted(float(x) for r in before for x in r)
+    cap = (norms[-4] + norms[-3]) / 2      # three heads above it, the others below
+    saved = {n: p.detach().clone() for n, p in m.named_parameters()}
+    cap_logit_forms(forms, cap)
+    for i, (mx, gain) in enumerate(forms):
+        after = logit_form_norms(mx, gain)
+        for h in range(mx.H):
+            b = float(before[i][h])
+            want = min(b, cap)
+            if abs(float(after[h]) - want) > 1e-12 * max(want, 1.0):
+                raise SystemExit(f"FAIL logit cap: mixer {i} head {h}: {float(after[h])} (was {b}, cap {cap})")
+            wq_h = mx.q_proj.weight[h * mx.dk:(h + 1) * mx.dk]
+            name = next(n for n, p in m.named_parameters() if p is mx.q_proj.weight)
+            if b <= cap and not torch.equal(wq_h, saved[name][h * mx.dk:(h + 1) * mx.dk]):
+                raise SystemExit(f"FAIL logit cap: mixer {i} head {h} below the cap was changed")
+    moved = [n for n, p in m.named_parameters() if not torch.equal(p, saved[n])]
+    if not moved or any(not n.endswith("q_proj.weight") for n in moved) or any(".2.attn." in n for n in moved):
+        raise SystemExit(f"FAIL logit cap moved {moved}")
+    print(f"ok   logit forms: norms, the logit bound, the cap at {cap:.3g} (moved {len(moved)} query weights)")
 
 
 def test_compile(dev):
@@ -266,4 +331,5 @@ if __name__ == "__main__":
     test_cores(a.device)
     test_swla(a.device)
     test_models(a.device)
+    test_logit_cap(a.device)
     print("selftest: all ok")

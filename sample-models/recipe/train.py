@@ -72,7 +72,7 @@ def phases_through(tb):
     """The phases of a "training" block: its earlier ones and itself, for the next phase (with
     the settings that differ between calls: mixture, pace, how it started, the device call)."""
     ph = {k: tb[k] for k in ("steps", "steps_planned", "lr", "warmup", "schedule", "wall_seconds", "pace",
-                             "init", "device_call", "qk_norm_cap") if k in tb}
+                             "init", "device_call", "qk_norm_cap", "qk_bilinear_cap") if k in tb}
     ph.update({k: tb["data"][k] for k in ("p_needle", "p_copy", "p_kv") if k in tb.get("data", {})})
     return tb.get("earlier_phases", []) + [ph]
 
@@ -95,6 +95,14 @@ def main():
                          "exceeds this back to it (0: off). A cap above the norms a member reaches "
                          "leaves its run unchanged; nope-full's attention logits grew without bound "
                          "(sample-models/README.md, session 16)")
+    ap.add_argument("--qk-bilinear-cap", type=float, default=0.0,
+                    help="after every step, scale the query weights of each softmax head whose "
+                         "logit form (Wq_h G)^T (Wk_h G), G the layer's attn_norm gain, has a "
+                         "Frobenius norm above this back to it (0: off); it bounds the head's "
+                         "logits by 25 x the cap at hidden 160 / head dim 40. Under --qk-norm-cap "
+                         "alone nope-full grew its gains to 5 and its logit forms to rank one "
+                         "with norm 2300, logits to 5e4 (session 18); every other member's is "
+                         "at most 17")
     ap.add_argument("--p-needle", type=float, default=0.6)
     ap.add_argument("--answer-weight", type=float, default=5.0)
     ap.add_argument("--p-copy", type=float, default=0.0,
@@ -158,6 +166,8 @@ def main():
     for flag, v in (("--p-needle", a.p_needle), ("--p-copy", a.p_copy), ("--p-kv", a.p_kv)):
         if not 0.0 <= v <= 1.0:
             raise SystemExit(f"{flag}: a share of rows in [0, 1], got {v}")
+    if a.qk_bilinear_cap < 0:
+        raise SystemExit(f"--qk-bilinear-cap: 0 (off) or a positive norm, got {a.qk_bilinear_cap}")
     if a.qk_norm_cap < 0:
         raise SystemExit(f"--qk-norm-cap: 0 (off) or a positive norm, got {a.qk_norm_cap}")
     if a.eval_per_task < 10:
@@ -277,6 +287,7 @@ def main():
             "lr": a.lr, "warmup": a.warmup, "schedule": f"cosine to {a.lr_floor} x lr", "pace": a.pace,
             "weight_decay": a.weight_decay, "grad_clip": 1.0,
             **({"qk_norm_cap": a.qk_norm_cap} if a.qk_norm_cap > 0 else {}),
+            **({"qk_bilinear_cap": a.qk_bilinear_cap} if a.qk_bilinear_cap > 0 else {}),
             "precision": "bf16 autocast for projections and SDPA; fp32 norms, gla/gdn recurrences, loss",
             "data": mixture.settings(), "train_context": cfg["train_context"],
             "params": n_params, "wall_seconds": round(wall, 1), "init": init_how,
@@ -352,12 +363,15 @@ def main():
 
     qk_weights = [p for n, p in model.named_parameters()
                   if n.endswith(("q_proj.weight", "k_proj.weight"))] if a.qk_norm_cap > 0 else []
+    bilinear = model_mod.softmax_logit_forms(model) if a.qk_bilinear_cap > 0 else []
 
     @torch.no_grad()
     def cap_qk_norms():
         # on the device, no host sync: the step stays capturable as a CUDA graph
         for p in qk_weights:
             p.mul_(torch.clamp(a.qk_norm_cap / p.norm(), max=1.0))
+        if bilinear:
+            model_mod.cap_logit_forms(bilinear, a.qk_bilinear_cap)
 
     def train_step(toks, w):
         # autocast's weight cache must be off under graph capture
@@ -371,7 +385,7 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        if qk_weights:
+        if qk_weights or bilinear:
             cap_qk_norms()
         return loss.detach()
 
