@@ -53,7 +53,7 @@ static double rel_err(const float *a, const float *b, int n) {
     double md = 0, mb = 1e-6;
     for (int i = 0; i < n; i++) {
         double d = fabs((double)a[i] - b[i]);
-        if (!(d <= md)) md = d;
+        if (md == md && !(d <= md)) md = d; /* a NaN d sticks */
         if (fabs(b[i]) > mb) mb = fabs(b[i]);
     }
     return md / mb;
@@ -380,7 +380,7 @@ TEST(probe_statistics_match_full_forward) {
     for (int h = 0; h < H; h++) {
         double e = fabs(r.heads[h].entropy - ent[h]) + fabs(r.heads[h].hit_rate - hit[h]) +
                    fabs(r.heads[h].retrieval - ret[h]);
-        if (e > worst) worst = e;
+        if (worst == worst && !(e <= worst)) worst = e; /* a NaN sticks */
         int idx = hs_config_head_index(&m->cfg, r.heads[h].layer, r.heads[h].mixer, r.heads[h].head);
         if (idx != h) fields_ok = 0;
     }

@@ -80,7 +80,7 @@ TEST(generate_on_cpu_equals_greedy_forwards_and_full_forward_rows) {
                 r3 = hs_forward(m, seq, T + N, &k, &o, err, sizeof err);
                 for (int i = 0; !r3 && i < N; i++) {
                     double e = hs_test_rel_err_ff(rows + (size_t)i * V_GEN, full + (size_t)(T - 1 + i) * V_GEN, V_GEN, 1e-3);
-                    if (e > worst) worst = e;
+                    if (worst == worst && !(e <= worst)) worst = e; /* a NaN sticks */
                 }
             }
             free(rows);

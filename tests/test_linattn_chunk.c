@@ -171,7 +171,7 @@ static double schedule_error(int T, int swla, int W, int S, float gmax, unsigned
             for (int j = 0; j < dv; j++) {
                 double r = ref[(size_t)t * H * dv + h * dv + j], d = fabs(o[j] - r);
                 ss += r * r;
-                if (!(d <= mx)) mx = d;
+                if (mx == mx && !(d <= mx)) mx = d; /* a NaN d sticks */
             }
         }
     free(q); free(k); free(v); free(gk); free(ref); free(P); free(Lz); free(U); free(Z);
@@ -336,7 +336,7 @@ static double gdn_schedule_error(int T, int wc, int sc, float gmax, float bmax, 
     for (size_t i = 0; i < nv; i++) {
         double d = fabs(out[i] - ref[i]);
         ss += (double)ref[i] * ref[i];
-        if (!(d <= mx)) mx = d;
+        if (mx == mx && !(d <= mx)) mx = d; /* a NaN d sticks */
     }
     free(q); free(k); free(v); free(be); free(la); free(ref); free(W); free(U); free(out);
     return mx / (sqrt(ss / (double)nv) + 1e-30);

@@ -21,7 +21,8 @@ double hs_test_rel_err(const float *a, const double *b, size_t n, double floor) 
     double md = 0, mb = floor;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)a[i] - b[i]);
-        if (!(d <= md)) md = d; /* NaN propagates */
+        if (d != d) return d; /* a NaN anywhere fails every bound (a later d > NaN-check would drop it) */
+        if (d > md) md = d;
         if (fabs(b[i]) > mb) mb = fabs(b[i]);
     }
     return md / mb;
@@ -31,7 +32,8 @@ double hs_test_rel_err_ff(const float *a, const float *b, size_t n, double floor
     double md = 0, mb = floor;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)a[i] - (double)b[i]);
-        if (!(d <= md)) md = d;
+        if (d != d) return d;
+        if (d > md) md = d;
         if (fabs((double)b[i]) > mb) mb = fabs((double)b[i]);
     }
     return md / mb;

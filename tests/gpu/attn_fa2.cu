@@ -63,7 +63,7 @@ static stats diff(const std::vector<float> &a, const std::vector<float> &ref, si
         if (!isfinite(a[i])) nan = 1;
         ss += (double)ref[i] * ref[i];
         se += e * e;
-        if (!(e <= mx)) mx = e;
+        if (mx == mx && !(e <= mx)) mx = e; /* a NaN e sticks */
     }
     const double rms = n ? sqrt(ss / n) : 1.0;
     stats s = {rms > 0 ? mx / rms : mx, rms > 0 ? sqrt(se / n) / rms : sqrt(se / n), nan};

@@ -237,7 +237,7 @@ static void attention_check(void) {
         for (size_t i = 0; i < nq; i++) {
             ss += (double)b[i] * b[i];
             double d = fabs((double)a[i] - b[i]);
-            if (!(d <= mx)) mx = d;    /* NaN propagates */
+            if (mx == mx && !(d <= mx)) mx = d;    /* a NaN d sticks */
         }
         double rel = mx / sqrt(ss / nq);
         printf("attn_check mode=%s rel_max=%.2e %s\n", mode ? "window+logscale+gqa" : "causal+gqa", rel,
@@ -370,7 +370,7 @@ static double rel_max(const float *a, const float *b, size_t n) {
     for (size_t i = 0; i < n; i++) {
         ss += (double)b[i] * b[i];
         double d = fabs((double)a[i] - b[i]);
-        if (!(d <= mx)) mx = d;   /* NaN propagates */
+        if (mx == mx && !(d <= mx)) mx = d;   /* a NaN d sticks */
     }
     return mx / sqrt(ss / (double)n + 1e-30);
 }
