@@ -587,7 +587,7 @@ static void on_capture(void *ctx, const hs_mixer_acts *a) {
         double eo = hs_test_rel_err(a->out, tr.raw, (size_t)T * tr.H * tr.dv, 1e-6);
         double eq = hs_test_rel_err(a->q, tr.q, (size_t)T * tr.H * tr.dk, 1e-6);
         double ek = hs_test_rel_err(a->k, tr.k, (size_t)T * tr.Hkv * tr.dk, 1e-6);
-        if (eo > TOL || eq > TOL || ek > TOL) {
+        if (!(eo <= TOL && eq <= TOL && ek <= TOL)) { /* a NaN error fails too */
             lg->bad = 1;
             snprintf(lg->why, sizeof lg->why, "layer 0 mixer %d: out/q/k rel err %.3g/%.3g/%.3g",
                      a->mixer, eo, eq, ek);
