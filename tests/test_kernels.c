@@ -105,6 +105,49 @@ TEST(kernels_rope) {
     free(x); free(x0); free(ref);
 }
 
+/* The softmax's own exponentials (AVX-512 where the CPU has it): hs_expf's accuracy class over
+ * [-86.6, 0], the same special values, every tail length, and the sum it returns. */
+TEST(kernels_softmax_exp_row) {
+    enum { N = 1000 };
+    float buf[N];
+    double worst = 0, at = 0;
+    for (int i0 = 0; i0 <= 2000000; i0 += N) {
+        int n = 2000001 - i0 < N ? 2000001 - i0 : N;
+        double ref_sum = 0;
+        for (int j = 0; j < n; j++) buf[j] = (float)(-86.6 * (i0 + j) / 2000000.0);
+        float xs[N];
+        memcpy(xs, buf, sizeof(float) * (size_t)n);
+        float sum = softmax_exp_row(buf, n, 0.0f);
+        for (int j = 0; j < n; j++) {
+            double ref = exp((double)xs[j]), rel = fabs((double)buf[j] - ref) / ref;
+            ref_sum += ref;
+            if (worst == worst && !(rel <= worst)) { worst = rel; at = xs[j]; } /* a NaN sticks */
+        }
+        double es = fabs(sum - ref_sum) / ref_sum;
+        CHECK(es <= 1e-6, "softmax_exp_row sum rel err %.3g at block %d", es, i0);
+    }
+    CHECK(worst <= 3e-7, "softmax_exp_row max rel err %.3g at x=%.7g", worst, at);
+    float sp[6] = {0.0f, -100.0f, -INFINITY, NAN, -86.7f, 3.0f};
+    float sum = softmax_exp_row(sp, 6, 3.0f);   /* x = s - 3 */
+    CHECK(sp[0] == hs_expf(-3.0f) || fabs(sp[0] - exp(-3.0)) <= 3e-7 * exp(-3.0), "exp(-3) = %.9g", sp[0]);
+    CHECK(sp[1] == 0.0f && sp[2] == 0.0f && sp[4] == 0.0f, "below -86.6: %g %g %g", sp[1], sp[2], sp[4]);
+    CHECK(isnan(sp[3]) && isnan(sum), "NaN score: %g (sum %g)", sp[3], sum);
+    CHECK(sp[5] == 1.0f, "exp(0) = %.9g", sp[5]);
+    /* every tail length, against the loop's hs_expf */
+    hs_test_rng r = {9};
+    for (int n = 1; n <= 70; n++) {
+        float a[80], b[80];
+        for (int j = 0; j < 80; j++) a[j] = b[j] = (float)(-20.0 * hs_test_uniform(&r));
+        float sa = softmax_exp_row(a, n, 0.5f), sb = 0;
+        for (int j = 0; j < n; j++) { b[j] = hs_expf(b[j] - 0.5f); sb += b[j]; }
+        for (int j = 0; j < 80; j++) {
+            double d = fabs((double)a[j] - b[j]);
+            CHECK(j < n ? d <= 3e-7 * b[j] + 1e-30 : a[j] == b[j], "n=%d j=%d: %.9g against %.9g", n, j, a[j], b[j]);
+        }
+        CHECK(fabs(sa - sb) <= 1e-6 * sb, "n=%d sum %.9g against %.9g", n, sa, sb);
+    }
+}
+
 TEST(kernels_silu_swiglu) {
     hs_test_rng r = {4};
     for (int big = 0; big < 2; big++) {

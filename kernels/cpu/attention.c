@@ -2,7 +2,8 @@
  * row max m, row sum l and an unnormalised output accumulator, and walks the key tiles that
  * its rows can see. Scores of one query tile against one key tile live in a Bq x Bk buffer;
  * nothing T x T is ever formed. Key tiles entirely outside a window are never visited.
- * Exact softmax: hs_expf (vexp.h, libm-class accuracy), no fast-math. */
+ * Exact softmax: hs_expf (vexp.h, libm-class accuracy) or its AVX-512 form below (the same
+ * reduction and polynomial with fused multiply-adds, the same error bound), no fast-math. */
 #include "kernels.h"
 #include "blas_threads.h"
 #include "vexp.h"
@@ -16,6 +17,7 @@
 typedef void (*attn_qk_fn)(float *, int, const float *, int, const float *, int, int);
 typedef void (*attn_pv_fn)(float *, int, const float *, int, const float *, int, int);
 typedef float (*row_max_fn)(const float *, int);  /* a row's max score (see below) */
+typedef float (*row_exp_fn)(float *, int, float); /* p = exp(s - m) in place, returns the sum */
 
 typedef struct {
     const float *q, *k, *v, *row_scale;
@@ -31,7 +33,8 @@ typedef struct {
     int blas;        /* the tile products through sgemm (HS_CPU_ATTN=blas) */
     attn_qk_fn qk;
     attn_pv_fn pv;
-    row_max_fn row_max; /* NULL: the loop */
+    row_max_fn row_max; /* NULL: the loops */
+    row_exp_fn row_exp;
 } attn_args;
 
 typedef struct {
@@ -45,12 +48,13 @@ typedef struct {
  * order, so a faster form changes no result. The vectorised reduction of the loop in
  * online_softmax_tile kept one accumulator (a chain of dependent maxes, 4 cycles each) and
  * finished with sixteen scalar maxes through memory: perf put ~18% of the softmax there.
- * row_max_avx512 below; NULL where the CPU lacks AVX-512 (or HS_CPU_ROWMAX_LOOP is set). */
+ * row_max_avx512 below; NULL where the CPU lacks AVX-512 (or HS_CPU_SOFTMAX_LOOP is set). */
 /* Turns the scores of one (query tile, key tile) pair into probabilities relative to the
  * updated running max, rescaling each row's sum and accumulator when its max grows. Keys a
  * row cannot see (s > t, or s <= t - window) get probability 0. */
 static HS_VEC_CLONES void online_softmax_tile(float *sc, int lds, int nq, int nk, int t0, int ks, int window,
-                                              float *m, float *l, float *acc, int dv, row_max_fn row_max) {
+                                              float *m, float *l, float *acc, int dv, row_max_fn row_max,
+                                              row_exp_fn row_exp) {
     for (int r = 0; r < nq; r++) {
         const int t = t0 + r;
         int lo = ks, hi = ks + nk - 1;
@@ -73,8 +77,12 @@ static HS_VEC_CLONES void online_softmax_tile(float *sc, int lds, int nq, int nk
         const float m_new = mx > m_old ? mx : m_old;
         float sum = 0.0f;
         if (j0 > 0) memset(sr, 0, sizeof(float) * (size_t)j0);
-        #pragma omp simd reduction(+:sum)
-        for (int j = j0; j <= j1; j++) { float p = hs_expf(sr[j] - m_new); sr[j] = p; sum += p; }
+        if (row_exp)
+            sum = row_exp(sr + j0, j1 - j0 + 1, m_new);
+        else {
+            #pragma omp simd reduction(+:sum)
+            for (int j = j0; j <= j1; j++) { float p = hs_expf(sr[j] - m_new); sr[j] = p; sum += p; }
+        }
         if (j1 + 1 < nk) memset(sr + j1 + 1, 0, sizeof(float) * (size_t)(nk - 1 - j1));
         if (m_new != m_old) {
             const float corr = m_old == -INFINITY ? 0.0f : hs_expf(m_old - m_new);
@@ -224,6 +232,53 @@ static AT_FN("avx512f") float row_max_avx512(const float *x, int n) {
         m1 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, (__mmask16)((1u << (n - j)) - 1u), x + j), m1);
     return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
 }
+
+/* The softmax's exponentials, p = exp(s - m) for s <= m: hs_expf's reduction and polynomial
+ * with fused multiply-adds (not fast-math: each step is one IEEE operation, and the error stays
+ * hs_expf's class: max relative error against exp() in double checked <= 3e-7 by
+ * tests/test_kernels.c) and 2^n applied by vscalefps, where hs_expf builds it from exponent
+ * bits and guards both ends of the range. Here s - m <= 0, so the guards that remain are
+ * hs_expf's: 0 below -86.6 (and for -inf), NaN kept. About half of hs_expf's vector operations;
+ * the results differ from hs_expf's by an ulp or so (HS_CPU_SOFTMAX_LOOP=1: hs_expf). */
+static AT_FN("avx512f") __m512 exp_le0_avx512(__m512 x) {
+    const __m512 lo = _mm512_set1_ps(-86.6f);
+    const __m512 xc = _mm512_max_ps(lo, x);    /* lo > x ? lo : x: a NaN x stays NaN */
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 y = _mm512_set1_ps(1.9875691500e-4f);
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
+    y = _mm512_add_ps(_mm512_fmadd_ps(y, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+    const __m512 res = _mm512_scalef_ps(y, n);
+    /* x >= lo, or unordered (NaN): keep; below lo (and -inf): 0 */
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ), res);
+}
+
+static AT_FN("avx512f") float row_exp_avx512(float *s, int n, float m) {
+    const __m512 mv = _mm512_set1_ps(m);
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+    int j = 0;
+    for (; j + 32 <= n; j += 32) {
+        const __m512 p0 = exp_le0_avx512(_mm512_sub_ps(_mm512_loadu_ps(s + j), mv));
+        const __m512 p1 = exp_le0_avx512(_mm512_sub_ps(_mm512_loadu_ps(s + j + 16), mv));
+        _mm512_storeu_ps(s + j, p0);
+        _mm512_storeu_ps(s + j + 16, p1);
+        a0 = _mm512_add_ps(a0, p0);
+        a1 = _mm512_add_ps(a1, p1);
+    }
+    for (; j < n; j += 16) {
+        const __mmask16 k = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
+        const __m512 p = exp_le0_avx512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, s + j), mv));
+        _mm512_mask_storeu_ps(s + j, k, p);
+        a0 = _mm512_add_ps(a0, _mm512_maskz_mov_ps(k, p));
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+}
 #endif
 
 static row_max_fn attn_row_max(void) {
@@ -232,6 +287,22 @@ static row_max_fn attn_row_max(void) {
     if (__builtin_cpu_supports("avx512f")) return row_max_avx512;
 #endif
     return NULL;
+}
+
+static row_exp_fn attn_row_exp(void) {
+#if AT_HAVE_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return row_exp_avx512;
+#endif
+    return NULL;
+}
+
+float softmax_exp_row(float *s, int n, float m) {
+    row_exp_fn f = attn_row_exp();
+    if (f) return f(s, n, m);
+    float sum = 0.0f;
+    for (int j = 0; j < n; j++) { s[j] = hs_expf(s[j] - m); sum += s[j]; }
+    return sum;
 }
 
 /* The tile kernels where the CPU has AVX-512 (0 elsewhere: sgemm). An AVX2 form (4 rows x two
@@ -281,7 +352,7 @@ static void attention_tile(const attn_args *a, attn_work *w, int h, int t0) {
                         ktbase + ks, a->T, 0.0f, w->s, Bk);
         else
             a->qk(w->s, Bk, w->qs, dk, ktbase + (size_t)ks * dk, nq, nk);
-        online_softmax_tile(w->s, Bk, nq, nk, t0, ks, window, w->m, w->l, w->acc, dvp, a->row_max);
+        online_softmax_tile(w->s, Bk, nq, nk, t0, ks, window, w->m, w->l, w->acc, dvp, a->row_max, a->row_exp);
         if (blas)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dv, nk, 1.0f, w->s, Bk,
                         vbase + (size_t)ks * ldv, ldv, 1.0f, w->acc, dv);
@@ -315,6 +386,7 @@ void attention_forward(float *out, const float *q, const float *k, const float *
     if (T <= 0 || H <= 0) return;
     if (tile <= 0) tile = 128;
     const char *impl = getenv("HS_CPU_ATTN");
+    const int softmax_loop = getenv("HS_CPU_SOFTMAX_LOOP") != NULL;
     attn_qk_fn qk;
     attn_pv_fn pv;
     const int blas = (impl && !strcmp(impl, "blas")) || !attn_kernels(&qk, &pv);
@@ -323,7 +395,7 @@ void attention_forward(float *out, const float *q, const float *k, const float *
     float *vp = blas ? NULL : malloc(sizeof(float) * (size_t)Tp * dvp);
     if (!kt || (!blas && !vp)) abort();
     attn_args a = {q, k, v, row_scale, kt, vp, out, T, H, Hkv, dk, dv, window, tile, key_tile(T, window, tile),
-                   dvp, blas, qk, pv, getenv("HS_CPU_ROWMAX_LOOP") ? NULL : attn_row_max()};
+                   dvp, blas, qk, pv, softmax_loop ? NULL : attn_row_max(), softmax_loop ? NULL : attn_row_exp()};
     const int n_qt = (T + a.Bq - 1) / a.Bq, group = H / Hkv;
     const long items = (long)n_qt * group;
     const double pairs = window > 0 && window < T ? (double)T * window : (double)T * (T + 1) / 2;

@@ -37,6 +37,10 @@ void attention_forward(float *out, const float *q, const float *k, const float *
                        const float *row_scale, int T, int H, int Hkv, int dk, int dv,
                        int window, int tile);
 
+/* The softmax's inner pass: s[j] = exp(s[j] - m) for n scores s <= m, returns their sum (AVX-512
+ * where the CPU has it, else hs_expf; attention_forward's, exposed for its accuracy test). */
+float softmax_exp_row(float *s, int n, float m);
+
 /* Gated linear attention, per head: S_t = diag(exp(gk_t)) S_{t-1} + k_t^T v_t,
  * o_t = (q_t / sqrt(dk)) S_t. q,k,gk [T, H*dk], v [T, H*dv] -> out [T, H*dv].
  * swla: SWLA_EXACT: o_t sums only s in (t-W, t]. SWLA_OVERLAP (stride S): query t in block

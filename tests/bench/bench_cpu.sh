@@ -116,17 +116,17 @@ AT=${BENCH_ATTN_T:-8192}
 "$B" init "$tmp/attn_nope" --preset small --efficient nope --hidden 256 --layers 8 --heads 4 \
     --head-dim 64 --ffn 768 --seed 1 > /dev/null
 head -c $((AT * 2)) /dev/urandom | base64 -w0 | head -c $((AT - 1)) > "$tmp/text"
-echo "### Attention: tile kernels against sgemm (HS_CPU_ATTN=blas), row max against its loop (HS_CPU_ROWMAX_LOOP=1), one thread, T = $AT"
+echo "### Attention: tile kernels against sgemm (HS_CPU_ATTN=blas), softmax against its loops (HS_CPU_SOFTMAX_LOOP=1), one thread, T = $AT"
 echo
 echo "| path | CPU s (user+sys) |"
 echo "|---|---|"
-for impl in default blas rowmax-loop; do
-    unset HS_CPU_ATTN HS_CPU_ROWMAX_LOOP
+for impl in default blas softmax-loops; do
+    unset HS_CPU_ATTN HS_CPU_SOFTMAX_LOOP
     [ $impl = blas ] && export HS_CPU_ATTN=blas
-    [ $impl = rowmax-loop ] && export HS_CPU_ROWMAX_LOOP=1
+    [ $impl = softmax-loops ] && export HS_CPU_SOFTMAX_LOOP=1
     OMP_NUM_THREADS=1 /usr/bin/time -f "%U %S" -o "$tmp/time" "$B" logits "$tmp/attn_nope" --text-file "$tmp/text" \
         --last 1 --device cpu --out "$tmp/out.npy" > /dev/null
     read -r us ss < "$tmp/time"
     printf '| %s | %s |\n' "$impl" "$(awk -v u="$us" -v s="$ss" 'BEGIN { printf "%.2f", u + s }')"
 done
-unset HS_CPU_ATTN HS_CPU_ROWMAX_LOOP
+unset HS_CPU_ATTN HS_CPU_SOFTMAX_LOOP
