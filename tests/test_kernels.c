@@ -105,6 +105,23 @@ TEST(kernels_rope) {
     free(x); free(x0); free(ref);
 }
 
+/* hs_log1pf_unit (the gla gate's logsigmoid): log1p over [0, 1] in libm's accuracy class. */
+TEST(kernels_log1p_unit) {
+    double worst = 0, at = 0;
+    for (int i = 0; i <= 2000000; i++) {
+        float u = (float)(i / 2000000.0);
+        double ref = log1p((double)u), rel = u > 0 ? fabs(hs_log1pf_unit(u) - ref) / ref : fabs(hs_log1pf_unit(u));
+        if (worst == worst && !(rel <= worst)) { worst = rel; at = u; } /* a NaN sticks */
+    }
+    for (int i = 0; i <= 2000; i++) {   /* tiny arguments: log1p(u) = u to the last bit */
+        float u = (float)pow(10.0, -40.0 + 39.9 * i / 2000.0);
+        double ref = log1p((double)u), rel = fabs(hs_log1pf_unit(u) - ref) / ref;
+        if (worst == worst && !(rel <= worst)) { worst = rel; at = u; }
+    }
+    CHECK(worst <= 2e-7, "hs_log1pf_unit max rel err %.3g at u=%.9g", worst, at);
+    CHECK(hs_log1pf_unit(0.0f) == 0.0f && isnan(hs_log1pf_unit(NAN)), "log1p(0) / log1p(NaN)");
+}
+
 /* The softmax's own exponentials (AVX-512 where the CPU has it): hs_expf's accuracy class over
  * [-86.6, 0], the same special values, every tail length, and the sum it returns. */
 TEST(kernels_softmax_exp_row) {

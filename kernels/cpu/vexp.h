@@ -41,6 +41,35 @@ static inline __attribute__((always_inline)) float hs_expf(float x) {
     return res;
 }
 
+/* log1p(u) for u in [0, 1] (NaN stays NaN), written like hs_expf to vectorise inside `#pragma
+ * omp simd` loops: w = 1 + u with the rounding of that sum carried as a correction (u - (w - 1))
+ * / w (w - 1 is exact for w in [1, 2]), log w by the Cephes logf reduction to [sqrt(1/2),
+ * sqrt(2)) and its degree-8 polynomial. Max relative error against log1p() in double 1.3e-7
+ * (libm log1pf: 7.8e-8, same grid; checked by tests/test_kernels.c). For logsigmoid / softplus, whose
+ * log1p(exp(-|z|)) has its argument in (0, 1]. */
+static inline __attribute__((always_inline)) float hs_log1pf_unit(float u) {
+    float w = 1.0f + u;
+    float c = (u - (w - 1.0f)) / w;
+    int big = w > 1.41421356237f;
+    float f = big ? w * 0.5f : w;
+    float e = big ? 1.0f : 0.0f;
+    float t = f - 1.0f;
+    float z = t * t;
+    float y = 7.0376836292e-2f;
+    y = y * t - 1.1514610310e-1f;
+    y = y * t + 1.1676998740e-1f;
+    y = y * t - 1.2420140846e-1f;
+    y = y * t + 1.4249322787e-1f;
+    y = y * t - 1.6668057665e-1f;
+    y = y * t + 2.0000714765e-1f;
+    y = y * t - 2.4999993993e-1f;
+    y = y * t + 3.3333331174e-1f;
+    y = y * t * z;
+    y = y + e * -2.12194440e-4f;
+    y = y - 0.5f * z;
+    return (t + y + e * 0.693359375f) + c;
+}
+
 /* Hot elementwise loops get AVX-512 / AVX2 clones chosen at load time (the build itself
  * targets baseline x86-64). */
 #if defined(__x86_64__) && !defined(__clang__)
