@@ -133,7 +133,7 @@ TEST(kernels_softmax_exp_row) {
         double ref_sum = 0;
         for (int j = 0; j < n; j++) buf[j] = (float)(-86.6 * (i0 + j) / 2000000.0);
         float xs[N];
-        memcpy(xs, buf, sizeof(float) * (size_t)n);
+        for (int j = 0; j < n; j++) xs[j] = buf[j];
         float sum = softmax_exp_row(buf, n, 0.0f);
         for (int j = 0; j < n; j++) {
             double ref = exp((double)xs[j]), rel = fabs((double)buf[j] - ref) / ref;
