@@ -20,14 +20,11 @@ int hs_mixer_run_gdn(float *y, const hs_model *m, int layer, int mixer, const fl
     hs_project_conv(ws->q, h, w->q_proj, conv ? w->q_conv : NULL, T, d, H * dk, K, ws->stage);
     hs_project_conv(ws->k, h, w->k_proj, conv ? w->k_conv : NULL, T, d, H * dk, K, ws->stage);
     hs_project_conv(ws->v, h, w->v_proj, conv ? w->v_conv : NULL, T, d, H * dv, K, ws->stage);
-    /* silu applies with or without the convolution (spec section 4) */
-    float *xs[3] = {ws->q, ws->k, ws->v};
-    size_t ns[3] = {nk, nk, nv};
-    for (int a = 0; a < 3; a++) {
-        float *x = xs[a];
-        #pragma omp parallel for simd schedule(static)
-        for (size_t i = 0; i < ns[a]; i++) x[i] = x[i] / (1.0f + hs_expf(-x[i]));
-    }
+    /* silu applies with or without the convolution (spec section 4); in place through the
+     * kernel's vectorised clones (this loop, written here, ran scalar: ~7% of a 16K forward) */
+    silu_forward(ws->q, ws->q, nk);
+    silu_forward(ws->k, ws->k, nk);
+    silu_forward(ws->v, ws->v, nv);
     l2norm_heads_forward(ws->q, T, H, dk, 1e-6f);
     l2norm_heads_forward(ws->k, T, H, dk, 1e-6f);
 

@@ -18,11 +18,6 @@ static HS_VEC_CLONES void hs_logsigmoid_rows(float *x, const float *b, int n, fl
     }
 }
 
-static void silu_inplace(float *x, size_t n) {
-    #pragma omp parallel for simd schedule(static)
-    for (size_t i = 0; i < n; i++) x[i] = x[i] / (1.0f + hs_expf(-x[i]));
-}
-
 int hs_mixer_run_gla(float *y, const hs_model *m, int layer, int mixer, const float *h, int T,
                      const hs_knobs *knobs, const hs_knobs_resolved *kr,
                      const hs_forward_opts *opts, hs_mixer_ws *ws) {
@@ -37,9 +32,9 @@ int hs_mixer_run_gla(float *y, const hs_model *m, int layer, int mixer, const fl
     hs_project_conv(ws->k, h, w->k_proj, conv ? w->k_conv : NULL, T, d, H * dk, K, ws->stage);
     hs_project_conv(ws->v, h, w->v_proj, conv ? w->v_conv : NULL, T, d, H * dv, K, ws->stage);
     if (conv) {
-        silu_inplace(ws->q, nk);
-        silu_inplace(ws->k, nk);
-        silu_inplace(ws->v, nv);
+        silu_forward(ws->q, ws->q, nk);
+        silu_forward(ws->k, ws->k, nk);
+        silu_forward(ws->v, ws->v, nv);
     }
 
     /* gk = logsigmoid((h Wgk0^T) Wgk1^T + b) / normalizer */
