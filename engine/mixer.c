@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "cpu/kernels.h"
-#include "cpu/vexp.h"
 
 /* Widest per-token activation of any mixer (q, k, v, o and their staging share it). */
 static void widths(const hs_config *c, size_t *width, size_t *rank, size_t *heads, int *conv) {
@@ -106,12 +105,9 @@ void hs_head_norm_gate(float *o, const float *h, const float *Wg, const float *n
         float *ob = o + (size_t)r0 * C;
         matmul_forward(stage, h + (size_t)r0 * d, Wg, nb, d, (int)C);
         rmsnorm_forward(ob, ob, norm_w, nb * H, dv, eps);
-        size_t n = (size_t)nb * C;
-        #pragma omp parallel for simd schedule(static)
-        for (size_t i = 0; i < n; i++) {
-            float g = stage[i];
-            ob[i] *= g / (1.0f + hs_expf(-g));
-        }
+        /* o *= silu(g): the SwiGLU kernel with o as its "up" operand (the same product,
+         * vectorised; a loop written here ran scalar) */
+        swiglu_forward(ob, stage, ob, (size_t)nb * C);
     }
 }
 
