@@ -281,18 +281,26 @@ static AT_FN("avx512f") float row_exp_avx512(float *s, int n, float m) {
 }
 #endif
 
-static row_max_fn attn_row_max(void) {
+/* Whether this CPU runs the AVX-512 forms above and below (tile products, row max, exp). */
+static int cpu_avx512(void) {
 #if AT_HAVE_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return row_max_avx512;
+    return __builtin_cpu_supports("avx512f");
+#else
+    return 0;
+#endif
+}
+
+static row_max_fn attn_row_max(void) {
+#if AT_HAVE_X86
+    if (cpu_avx512()) return row_max_avx512;
 #endif
     return NULL;
 }
 
 static row_exp_fn attn_row_exp(void) {
 #if AT_HAVE_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return row_exp_avx512;
+    if (cpu_avx512()) return row_exp_avx512;
 #endif
     return NULL;
 }
@@ -310,8 +318,7 @@ float softmax_exp_row(float *s, int n, float m) {
  * run above, and SSE2 29 against 28.5: those machines keep sgemm. */
 static int attn_kernels(attn_qk_fn *qk, attn_pv_fn *pv) {
 #if AT_HAVE_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) {
+    if (cpu_avx512()) {
         *qk = attn_qk_avx512;
         *pv = attn_pv_avx512;
         return 1;
