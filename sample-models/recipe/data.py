@@ -189,6 +189,7 @@ class Mixture:
     def __init__(self, assets, L0, seed, p_needle=0.6, p_full=0.3, answer_weight=5.0, p_copy=0.0,
                  copy_weight=2.0, copy_lengths=(8, 480), p_kv=0.0):
         self.a, self.L0, self.row = assets, L0, L0 + 32
+        self.seed = seed
         self.rng = random.Random(seed)
         self.p_needle, self.p_full, self.answer_weight = p_needle, p_full, answer_weight
         self.p_copy, self.copy_weight = p_copy, copy_weight
@@ -266,6 +267,12 @@ class Mixture:
             toks += [BOS] + self.prose(rest - 1)
             w += [1.0] * rest
         return toks[:self.row], w[:self.row]
+
+    def at_step(self, k):
+        """Draws the rows of global training step k from here on: a fresh generator seeded by
+        (seed, k), so a step's rows are the same however a run is cut into phases and calls
+        and whichever member draws them."""
+        self.rng = random.Random(self.seed * 1_000_003 + k)
 
     def sample(self):
         """(tokens[ROW], weights[ROW]) for one row."""

@@ -316,6 +316,28 @@ def test_swla(dev):
                 close(mix.core(p, kn, False), ref, 1e-10, f"{typ}: swla {mode} W={W} S={S}")
 
 
+def test_data_by_step():
+    """The rows of a step do not depend on what was drawn before (phases and calls cut a run
+    anywhere, members draw the same rows), and different steps draw different rows."""
+    import data
+    assets = data.Assets(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../assets"))
+    m1 = data.Mixture(assets, 1024, 1234, p_copy=0.15, p_kv=0.3)
+    m2 = data.Mixture(assets, 1024, 1234, p_copy=0.15, p_kv=0.3)
+    for _ in range(7):
+        m2.sample()                 # a different history
+    rows = {}
+    for k in (0, 1, 5000):
+        m1.at_step(k)
+        m2.at_step(k)
+        a = [m1.sample() for _ in range(4)]
+        b = [m2.sample() for _ in range(4)]
+        if a != b:
+            raise SystemExit(f"data: step {k}'s rows depend on the generator's history")
+        rows[k] = a
+    if rows[0] == rows[1] or rows[1] == rows[5000]:
+        raise SystemExit("data: two steps drew the same rows")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cpu")
@@ -332,4 +354,5 @@ if __name__ == "__main__":
     test_swla(a.device)
     test_models(a.device)
     test_logit_cap(a.device)
+    test_data_by_step()
     print("selftest: all ok")

@@ -83,6 +83,10 @@ def main():
     ap.add_argument("--layout", required=True, help="layout spec, see family.py")
     ap.add_argument("--seed", type=int, default=1, help="weight init seed")
     ap.add_argument("--data-seed", type=int, default=1234, help="shared by the whole family")
+    ap.add_argument("--data-by-step", type=int, default=1,
+                    help="1: the rows of global step k come from a generator seeded by (data seed, "
+                         "k), the same however the run is cut into phases; 0: one stream a phase, "
+                         "seeded by the data seed and the steps before it (models up to session 18)")
     ap.add_argument("--steps", type=int, required=True,
                     help="steps of this phase; with --deadline the most it takes (the deadline may allow fewer)")
     ap.add_argument("--batch", type=int, default=32)
@@ -119,6 +123,9 @@ def main():
     ap.add_argument("--ckpt-every", type=int, default=500)
     ap.add_argument("--eval-per-task", type=int, default=30,
                     help="final torch NIAH prompts per task (10 depths x N/10 seeds; >= 10)")
+    ap.add_argument("--stop-when-retrieves", type=int, default=0,
+                    help="N > 0: stop once N quick SK1 checks in a row (--eval-every) score >= 0.9; "
+                         "for a member trained alone to find the step count the rest must match")
     ap.add_argument("--eval-every", type=int, default=0,
                     help="steps between quick SK1 checks (10 prompts at L0) in the log; 0: none")
     ap.add_argument("--cuda-graph", type=int, default=1,
@@ -170,6 +177,8 @@ def main():
         raise SystemExit(f"--qk-bilinear-cap: 0 (off) or a positive norm, got {a.qk_bilinear_cap}")
     if a.qk_norm_cap < 0:
         raise SystemExit(f"--qk-norm-cap: 0 (off) or a positive norm, got {a.qk_norm_cap}")
+    if a.stop_when_retrieves < 0 or (a.stop_when_retrieves and a.eval_every <= 0):
+        raise SystemExit("--stop-when-retrieves N: N >= 0, and N > 0 needs --eval-every")
     if a.eval_per_task < 10:
         raise SystemExit(f"--eval-per-task: at least 10 (10 depths x N/10 seeds), got {a.eval_per_task}")
     try:
@@ -223,7 +232,8 @@ def main():
         init_how = "--resume-dir: the previous phase's weights and AdamW state"
     assets = data.Assets(a.assets)
     # a resumed phase draws fresh rows from the same mixture (seed offset by the steps done)
-    mixture = data.Mixture(assets, cfg["train_context"], a.data_seed + 7919 * step0,
+    data_seed = a.data_seed if a.data_by_step else a.data_seed + 7919 * step0
+    mixture = data.Mixture(assets, cfg["train_context"], data_seed,
                            p_needle=a.p_needle, p_copy=a.p_copy, p_kv=a.p_kv,
                            copy_lengths=tuple(int(x) for x in a.copy_lengths.split(",")),
                            answer_weight=a.answer_weight)
@@ -267,7 +277,10 @@ def main():
     say(f"layout {a.layout} params {n_params} steps {a.steps} batch {a.batch} "
         f"row {mixture.row} lr {a.lr}")
 
-    def batch():
+    def batch(k):
+        """The rows of local step k (global step step0 + k)."""
+        if a.data_by_step:
+            mixture.at_step(step0 + k)
         rows = [mixture.sample() for _ in range(a.batch)]
         t = torch.tensor([r[0] for r in rows], dtype=torch.long)
         w = torch.tensor([r[1] for r in rows], dtype=torch.float32)
@@ -279,7 +292,7 @@ def main():
     def training_block(steps_done, wall):
         return {
             "recipe": "sample-models/recipe/train.py",
-            "layout": a.layout, "seed": a.seed, "data_seed": a.data_seed + 7919 * step0,
+            "layout": a.layout, "seed": a.seed, "data_seed": data_seed, "data_by_step": a.data_by_step,
             "steps": steps_done, "steps_planned": a.steps, "batch_rows": a.batch,
             "total_steps": step0 + steps_done, "earlier_phases": phases,
             "cuda_graph": use_graph, "gla_gdn_kernels": la_kernels,
@@ -394,8 +407,10 @@ def main():
     step = 0
     acc_loss, acc_n = torch.zeros((), device=dev), 0
 
+    quick_hits = 0
+
     def after_step():
-        nonlocal acc_loss, acc_n
+        nonlocal acc_loss, acc_n, quick_hits
         if (step + 1) % a.log_every == 0 or step == 0:
             l = (acc_loss / acc_n).item()
             if not math.isfinite(l):
@@ -406,6 +421,7 @@ def main():
         if a.eval_every and (step + 1) % a.eval_every == 0:
             ev = niah_eval(model, assets, cfg["train_context"], dev, 10, (data.SK1,))
             say(f"step {step + 1} quick SK1 at L0 (10 prompts): {ev['sk1']:.2f}")
+            quick_hits = quick_hits + 1 if ev["sk1"] >= 0.9 else 0
         if (step + 1) % a.ckpt_every == 0:
             save_ckpt(step + 1)
 
@@ -418,12 +434,12 @@ def main():
                 for _ in range(3):
                     set_lr(lr_at(step, a.steps, a.lr, a.warmup, a.lr_floor))
                     opt.zero_grad(set_to_none=True)
-                    acc_loss += train_step(*batch())
+                    acc_loss += train_step(*batch(step))
                     acc_n += 1
                     after_step()
                     step += 1
             torch.cuda.current_stream().wait_stream(side)
-            static_toks, static_w = batch()
+            static_toks, static_w = batch(step)     # captured, not run: any rows do
             graph = torch.cuda.CUDAGraph()
             opt.zero_grad(set_to_none=True)
             with torch.cuda.graph(graph):
@@ -440,7 +456,7 @@ def main():
                 model_mod.uncompile_layers(model)
                 la_kernels += f"; --compile {a.compile} failed, eager PyTorch"
                 say(f"--compile {a.compile} dropped")
-    nxt = batch()
+    nxt = batch(step)
     t_probe = None
     while step < a.steps:
         if cache_file and step == 10 + (3 if graph is not None else 0):
@@ -464,11 +480,14 @@ def main():
         else:
             opt.zero_grad(set_to_none=True)
             loss = train_step(*nxt)
-        nxt = batch()                       # built on the CPU while the GPU works
+        nxt = batch(step + 1)               # built on the CPU while the GPU works
         acc_loss += loss
         acc_n += 1
         after_step()
         step += 1
+        if a.stop_when_retrieves and quick_hits >= a.stop_when_retrieves:
+            say(f"retrieves: {quick_hits} quick SK1 checks in a row >= 0.9; stopping after {step} steps")
+            break
         if a.time_limit and time.time() - t_start > a.time_limit:
             say(f"time limit reached after {step} steps")
             break

@@ -3,7 +3,9 @@
 #   bash train_family.sh ASSETS_DIR OUT_DIR TRAIN_SECONDS [extra train.py args...]
 # TRAIN_SECONDS is the wall budget for the whole family; the step count is agreed by the members
 # after a short timing probe (train.py --deadline) so every model runs the same number of steps.
-# NAMES="a b" trains only those members.
+# NAMES="a b" trains only those members; NAME@sK is member NAME with weight-init seed K (default 1)
+# in its own directory NAME@sK: a second draw of a member that has not yet found retrieval, on
+# the same data and steps as the rest.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 assets=$1; out=$2; secs=$3; shift 3
@@ -13,11 +15,18 @@ n=$(echo $names | wc -w)
 # every layout must build before anything starts
 python3 -c "import sys; sys.path.insert(0, '$here'); import family
 for s in family.FAMILY.values(): family.make_config(s)" || exit 2
+for name in $names; do
+  case $name in *@s*) case ${name##*@s} in ''|*[!0-9]*) echo "train_family.sh: $name: NAME@sK wants a number K" >&2; exit 2 ;; esac ;; esac
+  python3 -c "import sys; sys.path.insert(0, '$here'); import family; sys.exit('$name'.split('@')[0] not in family.FAMILY)" ||
+    { echo "train_family.sh: $name: not a member of family.py's FAMILY" >&2; exit 2; }
+done
 deadline=$(python3 -c "import time; print(time.time() + $secs)")
 rm -rf "$out/sync"
 pids=()
 for name in $names; do
-  layout=$(python3 -c "import sys; sys.path.insert(0, '$here'); import family; print(family.FAMILY['$name'])")
+  base=${name%%@*}; seed=1
+  case $name in *@s*) seed=${name##*@s} ;; esac
+  layout=$(python3 -c "import sys; sys.path.insert(0, '$here'); import family; print(family.FAMILY['$base'])")
   # --compile on a fresh machine: gdn-nope-lh took ~200 s to compile with two Inductor workers
   # while the others were stepping-ready in 35-80 s and then waited at the barrier (2026-12-05,
   # H100), so the gdn member gets more workers (the others' compiles are over by then)
@@ -31,7 +40,7 @@ for name in $names; do
     case " $* " in *" --compile model "*) gdn_args=(--compile "${HS_GDN_COMPILE:-layers}") ;; esac ;;
   esac
   TORCHINDUCTOR_COMPILE_THREADS=$thr \
-  python3 "$here/train.py" --name "$name" --layout "$layout" --seed 1 --steps 1000000 \
+  python3 "$here/train.py" --name "$name" --layout "$layout" --seed "$seed" --steps 1000000 \
     --assets "$assets" --out "$out" --deadline "$deadline" --sync-dir "$out/sync" \
     --family-size "$n" "$@" ${gdn_args[@]+"${gdn_args[@]}"} > "$out/$name.stdout" 2>&1 &
   pids+=($!)
