@@ -52,13 +52,34 @@ mkdir -p $HS_COMPILE_DIR
   echo "compile cache: $(ls $HS_COMPILE_DIR | wc -l) members' artifacts carried in"
 t0=$(date +%s)
 shift || true
+ARGS_SAVED=("$@")
 # PHASES=K runs up to K phases back to back, each of TRAIN_SECONDS, the second on continuing
 # from the first's weights and AdamW state (--init-from dropped, then `--resume-dir /tmp/family
 # --warmup $PHASE_WARMUP --ready-wait 60`), each a phase of its own in config.json; with
 # UNTIL_RETRIEVES=1 they stop after the first phase that leaves every member at torch SK1 >= 0.9.
 # No phase starts unless it can end within CALL_SECONDS of the start (the device's command limit).
 # Each phase's stdout is kept (NAME.stdout holds them all, in order).
-phases=${PHASES:-1}
+# SCHEDULE=FILE runs the phases a schedule file lists (recipe/schedules/*.txt: one line a phase,
+# "STEPS LR WARMUP LR_FLOOR P_COPY P_KV HOW", HOW = scratch | init | resume; FIRST=K starts at its
+# K-th line, PHASES=K runs at most K of them): each phase's line comes after the call's own
+# arguments (argparse keeps the last), `init` continues from the last phase's exported weights
+# with a fresh AdamW, `resume` from its weights and AdamW state. A member alone steps in ~12 ms
+# (H100), so a schedule of ~17,000 steps fits a call or two. TRAIN_SECONDS is then each phase's
+# limit (its --steps must fit in it, less train.py's --reserve).
+sched=()
+if [ -n "${SCHEDULE:-}" ]; then
+  [ -f "$SCHEDULE" ] || { echo "device_train.sh: SCHEDULE=$SCHEDULE: no such file" >&2; exit 2; }
+  mapfile -t sched < <(grep -v '^ *#' "$SCHEDULE" | grep -v '^ *$' | tail -n +"${FIRST:-1}")
+  [ ${#sched[@]} -gt 0 ] || { echo "device_train.sh: $SCHEDULE: no phase lines from line ${FIRST:-1}" >&2; exit 2; }
+  for l in "${sched[@]}"; do
+    set -- $l
+    [ $# = 7 ] && case $7 in scratch|init|resume) true ;; *) false ;; esac ||
+      { echo "device_train.sh: $SCHEDULE: bad phase line '$l' (STEPS LR WARMUP LR_FLOOR P_COPY P_KV scratch|init|resume)" >&2; exit 2; }
+  done
+  set -- "${ARGS_SAVED[@]}"
+fi
+phases=${PHASES:-${#sched[@]}}
+[ "$phases" -gt 0 ] 2>/dev/null || phases=1
 again=()
 skip=0
 for x in "$@"; do
@@ -72,7 +93,17 @@ for p in $(seq 1 $phases); do
     echo "phase $p not started: it would end past ${CALL_SECONDS:-560} s"; break
   fi
   rc=0
-  if [ $p = 1 ]; then
+  if [ ${#sched[@]} -gt 0 ]; then
+    [ $p -le ${#sched[@]} ] || break
+    set -- ${sched[$((p - 1))]}
+    ph=(--steps "$1" --lr "$2" --warmup "$3" --lr-floor "$4" --p-copy "$5" --p-kv "$6")
+    # INIT_DIR: where an `init` phase finds NAME/model.safetensors (the machine's own last phase,
+    # or sample-models when a fresh machine continues a schedule from weights staged there)
+    case $7 in init) ph+=(--init-from "${INIT_DIR:-$W}") ;; resume) ph+=(--resume-dir $W --ready-wait 60) ;; esac
+    INIT_DIR=$W
+    echo "phase $p: ${sched[$((p - 1))]}"
+    bash "$R/train_family.sh" assets $W "$secs" --compile-cache $HS_COMPILE_DIR "${ARGS_SAVED[@]}" "${ph[@]}" || rc=$?
+  elif [ $p = 1 ]; then
     bash "$R/train_family.sh" assets $W "$secs" --compile-cache $HS_COMPILE_DIR "$@" || rc=$?
   else
     bash "$R/train_family.sh" assets $W "$secs" --compile-cache $HS_COMPILE_DIR "${again[@]}" || rc=$?

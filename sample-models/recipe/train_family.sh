@@ -5,7 +5,8 @@
 # after a short timing probe (train.py --deadline) so every model runs the same number of steps.
 # NAMES="a b" trains only those members; NAME@sK is member NAME with weight-init seed K (default 1)
 # in its own directory NAME@sK: a second draw of a member that has not yet found retrieval, on
-# the same data and steps as the rest.
+# the same data and steps as the rest. MEMBER_ARGS="NAME=ARGS;NAME=ARGS" gives a member train.py
+# arguments of its own after the shared ones (for variants of one member trained side by side).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 assets=$1; out=$2; secs=$3; shift 3
@@ -39,10 +40,17 @@ for name in $names; do
     thr=${HS_GDN_COMPILE_THREADS:-6}
     case " $* " in *" --compile model "*) gdn_args=(--compile "${HS_GDN_COMPILE:-layers}") ;; esac ;;
   esac
+  own=()
+  if [ -n "${MEMBER_ARGS:-}" ]; then
+    IFS=';' read -ra specs <<< "$MEMBER_ARGS"
+    for sp in "${specs[@]}"; do
+      [ "${sp%%=*}" = "$name" ] && read -ra own <<< "${sp#*=}"
+    done
+  fi
   TORCHINDUCTOR_COMPILE_THREADS=$thr \
   python3 "$here/train.py" --name "$name" --layout "$layout" --seed "$seed" --steps 1000000 \
     --assets "$assets" --out "$out" --deadline "$deadline" --sync-dir "$out/sync" \
-    --family-size "$n" "$@" ${gdn_args[@]+"${gdn_args[@]}"} > "$out/$name.stdout" 2>&1 &
+    --family-size "$n" "$@" ${gdn_args[@]+"${gdn_args[@]}"} ${own[@]+"${own[@]}"} > "$out/$name.stdout" 2>&1 &
   pids+=($!)
 done
 rc=0
