@@ -3,9 +3,9 @@
 #   bash train_family.sh ASSETS_DIR OUT_DIR TRAIN_SECONDS [extra train.py args...]
 # TRAIN_SECONDS is the wall budget for the whole family; the step count is agreed by the members
 # after a short timing probe (train.py --deadline) so every model runs the same number of steps.
-# NAMES="a b" trains only those members; NAME@sK is member NAME with weight-init seed K (default 1)
-# in its own directory NAME@sK: a second draw of a member that has not yet found retrieval, on
-# the same data and steps as the rest. MEMBER_ARGS="NAME=ARGS;NAME=ARGS" gives a member train.py
+# NAMES="a b" trains only those members; NAME@TAG is a variant of member NAME in a directory of its
+# own, on the same data and steps as the rest: NAME@sK with weight-init seed K (default 1), any
+# other tag (letters, digits, - or _) with seed 1 and, typically, MEMBER_ARGS of its own. MEMBER_ARGS="NAME=ARGS;NAME=ARGS" gives a member train.py
 # arguments of its own after the shared ones (for variants of one member trained side by side).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +17,7 @@ n=$(echo $names | wc -w)
 python3 -c "import sys; sys.path.insert(0, '$here'); import family
 for s in family.FAMILY.values(): family.make_config(s)" || exit 2
 for name in $names; do
-  case $name in *@s*) case ${name##*@s} in ''|*[!0-9]*) echo "train_family.sh: $name: NAME@sK wants a number K" >&2; exit 2 ;; esac ;; esac
+  case $name in *@*) case ${name#*@} in ''|*[!A-Za-z0-9_-]*) echo "train_family.sh: $name: NAME@TAG wants a tag of letters, digits, - or _" >&2; exit 2 ;; esac ;; esac
   python3 -c "import sys; sys.path.insert(0, '$here'); import family; sys.exit('$name'.split('@')[0] not in family.FAMILY)" ||
     { echo "train_family.sh: $name: not a member of family.py's FAMILY" >&2; exit 2; }
 done
@@ -26,7 +26,7 @@ rm -rf "$out/sync"
 pids=()
 for name in $names; do
   base=${name%%@*}; seed=1
-  case $name in *@s*) seed=${name##*@s} ;; esac
+  case $name in *@s[0-9]*) case ${name#*@s} in *[!0-9]*) ;; *) seed=${name#*@s} ;; esac ;; esac
   layout=$(python3 -c "import sys; sys.path.insert(0, '$here'); import family; print(family.FAMILY['$base'])")
   # --compile on a fresh machine: gdn-nope-lh took ~200 s to compile with two Inductor workers
   # while the others were stepping-ready in 35-80 s and then waited at the barrier (2026-12-05,
