@@ -59,27 +59,71 @@ ARGS_SAVED=("$@")
 # UNTIL_RETRIEVES=1 they stop after the first phase that leaves every member at torch SK1 >= 0.9.
 # No phase starts unless it can end within CALL_SECONDS of the start (the device's command limit).
 # Each phase's stdout is kept (NAME.stdout holds them all, in order).
-# SCHEDULE=FILE runs the phases a schedule file lists (recipe/schedules/*.txt: one line a phase,
-# "STEPS LR WARMUP LR_FLOOR P_COPY P_KV HOW", HOW = scratch | init | resume; FIRST=K starts at its
-# K-th line, PHASES=K runs at most K of them): each phase's line comes after the call's own
-# arguments (argparse keeps the last), `init` continues from the last phase's exported weights
-# with a fresh AdamW, `resume` from its weights and AdamW state. A member alone steps in ~12 ms
-# (H100), so a schedule of ~17,000 steps fits a call or two. TRAIN_SECONDS is then each phase's
-# limit (its --steps must fit in it, less train.py's --reserve).
+# SCHEDULE=FILE trains along a schedule (recipe/schedules/*.txt: one line a phase, "STEPS LR
+# WARMUP LR_FLOOR P_COPY P_KV HOW", HOW = scratch | init | resume: how the phase starts, from
+# nothing, from the last weights with a fresh AdamW, or from the weights and AdamW state), from
+# global step FROM_STEP (default 0) for as long as the call lasts (CALL_SECONDS, default 560),
+# cutting a phase wherever the time runs out: each run of train.py is a part of a phase
+# (--phase-steps N --phase-start K keep its lr on the phase's curve, and with data drawn per
+# global step the rows are the schedule's whatever the cuts). A part that continues a phase
+# resumes the AdamW state where this machine holds it (this call's last part, or RESUME=1 for a
+# warm machine whose /tmp/family ends at FROM_STEP), else it starts from INIT_DIR's weights
+# (default /tmp/family; sample-models/ when a fresh machine continues staged weights) with a
+# fresh AdamW and `--rewarm 50`. The call's own arguments come first (argparse keeps the last).
+# Each part's "done:" line says the steps it made; the last says where the next call starts.
 sched=()
 if [ -n "${SCHEDULE:-}" ]; then
   [ -f "$SCHEDULE" ] || { echo "device_train.sh: SCHEDULE=$SCHEDULE: no such file" >&2; exit 2; }
-  mapfile -t sched < <(grep -v '^ *#' "$SCHEDULE" | grep -v '^ *$' | tail -n +"${FIRST:-1}")
-  [ ${#sched[@]} -gt 0 ] || { echo "device_train.sh: $SCHEDULE: no phase lines from line ${FIRST:-1}" >&2; exit 2; }
+  mapfile -t sched < <(grep -v '^ *#' "$SCHEDULE" | grep -v '^ *$')
+  [ ${#sched[@]} -gt 0 ] || { echo "device_train.sh: $SCHEDULE: no phase lines" >&2; exit 2; }
   for l in "${sched[@]}"; do
     set -- $l
-    [ $# = 7 ] && case $7 in scratch|init|resume) true ;; *) false ;; esac ||
+    [ $# = 7 ] && [ "$1" -gt 0 ] 2>/dev/null && case $7 in scratch|init|resume) true ;; *) false ;; esac ||
       { echo "device_train.sh: $SCHEDULE: bad phase line '$l' (STEPS LR WARMUP LR_FLOOR P_COPY P_KV scratch|init|resume)" >&2; exit 2; }
   done
   set -- "${ARGS_SAVED[@]}"
 fi
-phases=${PHASES:-${#sched[@]}}
-[ "$phases" -gt 0 ] 2>/dev/null || phases=1
+if [ ${#sched[@]} -gt 0 ]; then
+  names=${NAMES:-$(python3 -c "import sys; sys.path.insert(0, '$R'); import family; print(' '.join(family.FAMILY))")}
+  g=${FROM_STEP:-0}
+  [ "$g" -ge 0 ] 2>/dev/null || { echo "device_train.sh: FROM_STEP=$g: a step number" >&2; exit 2; }
+  warm=-1; [ "${RESUME:-0}" = 1 ] && warm=$g
+  p=0; rc=0
+  while :; do
+    # the phase that holds global step g, and g's step within it
+    i=0; base=0
+    while [ $i -lt ${#sched[@]} ]; do
+      set -- ${sched[$i]}
+      [ $g -lt $((base + $1)) ] && break
+      base=$((base + $1)); i=$((i + 1))
+    done
+    [ $i -lt ${#sched[@]} ] || { echo "schedule: done at step $g"; break; }
+    left=$(( ${CALL_SECONDS:-560} - ($(date +%s) - t0) - 30 ))
+    [ $left -ge ${MIN_PART_SECONDS:-100} ] || { echo "schedule: next call from step $g (FROM_STEP=$g; phase $((i + 1)) step $((g - base)))"; break; }
+    set -- ${sched[$i]}
+    k=$((g - base)); p=$((p + 1))
+    ph=(--expect-step $g --steps $(($1 - k)) --phase-steps "$1" --phase-start $k --lr "$2" --warmup "$3" --lr-floor "$4" --p-copy "$5" --p-kv "$6")
+    how=$7
+    [ $k -gt 0 ] && { [ $warm = $g ] && how=resume || how=init-rewarm; }
+    [ $k = 0 ] && [ $how = resume ] && [ $warm != $g ] && how=init
+    case $how in
+      init) ph+=(--init-from "${INIT_DIR:-$W}") ;;
+      init-rewarm) ph+=(--init-from "${INIT_DIR:-$W}" --rewarm 50) ;;
+      resume) ph+=(--resume-dir $W --ready-wait 60) ;;
+    esac
+    echo "part $p: phase $((i + 1)) (${sched[$i]}) from its step $k, global step $g, $how, up to $left s"
+    bash "$R/train_family.sh" assets $W "$left" --compile-cache $HS_COMPILE_DIR "${ARGS_SAVED[@]}" "${ph[@]}" || rc=$?
+    for n in $names; do [ -f $W/$n.stdout ] && mv $W/$n.stdout $W/$n.stdout.p$p; done
+    [ $rc = 0 ] || { echo "part $p: train_family.sh failed (exit $rc); stopping at step $g"; break; }
+    first=${names%% *}
+    made=$(sed -n 's/.*done: \([0-9]*\) steps.*/\1/p' $W/$first.stdout.p$p | tail -1)
+    [ -n "$made" ] && [ "$made" -gt 0 ] || { echo "part $p: no steps made; stopping at step $g"; break; }
+    g=$((g + made)); warm=$g; INIT_DIR=$W
+    echo "part $p: $made steps, $(( $(date +%s) - t0 )) s; $(grep -h 'done:' $W/*.stdout.p$p 2>/dev/null | sed 's/.*\[\([^ ]*\) .*NIAH at L0 {.sk1.: \([0-9.]*\).*/\1 sk1 \2/' | tr '\n' ' ')"
+  done
+  phases=$p
+else
+phases=${PHASES:-1}
 again=()
 skip=0
 for x in "$@"; do
@@ -93,17 +137,7 @@ for p in $(seq 1 $phases); do
     echo "phase $p not started: it would end past ${CALL_SECONDS:-560} s"; break
   fi
   rc=0
-  if [ ${#sched[@]} -gt 0 ]; then
-    [ $p -le ${#sched[@]} ] || break
-    set -- ${sched[$((p - 1))]}
-    ph=(--steps "$1" --lr "$2" --warmup "$3" --lr-floor "$4" --p-copy "$5" --p-kv "$6")
-    # INIT_DIR: where an `init` phase finds NAME/model.safetensors (the machine's own last phase,
-    # or sample-models when a fresh machine continues a schedule from weights staged there)
-    case $7 in init) ph+=(--init-from "${INIT_DIR:-$W}") ;; resume) ph+=(--resume-dir $W --ready-wait 60) ;; esac
-    INIT_DIR=$W
-    echo "phase $p: ${sched[$((p - 1))]}"
-    bash "$R/train_family.sh" assets $W "$secs" --compile-cache $HS_COMPILE_DIR "${ARGS_SAVED[@]}" "${ph[@]}" || rc=$?
-  elif [ $p = 1 ]; then
+  if [ $p = 1 ]; then
     bash "$R/train_family.sh" assets $W "$secs" --compile-cache $HS_COMPILE_DIR "$@" || rc=$?
   else
     bash "$R/train_family.sh" assets $W "$secs" --compile-cache $HS_COMPILE_DIR "${again[@]}" || rc=$?
@@ -120,6 +154,7 @@ for p in $(seq 1 $phases); do
     [ $miss = 0 ] && { echo "phase $p: every member retrieves; no more phases"; break; }
   fi
 done
+fi
 for n in $names; do
   for p in $(seq 1 $phases); do [ -f $W/$n.stdout.p$p ] && cat $W/$n.stdout.p$p; done > $W/$n.stdout
   rm -f $W/$n.stdout.p*

@@ -26,7 +26,17 @@ import model as model_mod  # noqa: E402
 from model import HybridLM  # noqa: E402
 
 
-def lr_at(step, steps, peak, warmup, floor):
+def lr_at(step, steps, peak, warmup, floor, rewarm=0, rewarm_step=0):
+    """Linear warmup, then cosine from peak to floor x peak over `steps`; with rewarm, the first
+    `rewarm` steps of a run that starts at phase step rewarm_step (a phase continued with a fresh
+    optimizer) ramp up to that curve as well."""
+    lr = _lr_curve(step, steps, peak, warmup, floor)
+    if rewarm and step - rewarm_step < rewarm:
+        lr *= (step - rewarm_step + 1) / rewarm
+    return lr
+
+
+def _lr_curve(step, steps, peak, warmup, floor):
     if step < warmup:
         return peak * (step + 1) / warmup
     p = (step - warmup) / max(1, steps - warmup)
@@ -72,6 +82,7 @@ def phases_through(tb):
     """The phases of a "training" block: its earlier ones and itself, for the next phase (with
     the settings that differ between calls: mixture, pace, how it started, the device call)."""
     ph = {k: tb[k] for k in ("steps", "steps_planned", "lr", "warmup", "schedule", "wall_seconds", "pace",
+                             "phase_steps", "phase_start", "rewarm",
                              "init", "device_call", "qk_norm_cap", "qk_bilinear_cap") if k in tb}
     ph.update({k: tb["data"][k] for k in ("p_needle", "p_copy", "p_kv") if k in tb.get("data", {})})
     return tb.get("earlier_phases", []) + [ph]
@@ -92,6 +103,17 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--phase-steps", type=int, default=0,
+                    help="this run is part of a phase of N steps (the lr follows that phase's curve; "
+                         "0: the phase is this run)")
+    ap.add_argument("--phase-start", type=int, default=0,
+                    help="with --phase-steps: the phase step this run starts at")
+    ap.add_argument("--expect-step", type=int, default=-1,
+                    help="stop with an error unless the run starts at this global step (what the "
+                         "weights it continues have done): a schedule's parts must line up")
+    ap.add_argument("--rewarm", type=int, default=0,
+                    help="ramp the lr up over the first N steps of this run (a phase continued "
+                         "with a fresh AdamW)")
     ap.add_argument("--lr-floor", type=float, default=0.1)
     ap.add_argument("--weight-decay", type=float, default=0.1)
     ap.add_argument("--qk-norm-cap", type=float, default=0.0,
@@ -179,6 +201,9 @@ def main():
         raise SystemExit(f"--qk-norm-cap: 0 (off) or a positive norm, got {a.qk_norm_cap}")
     if a.stop_when_retrieves < 0 or (a.stop_when_retrieves and a.eval_every <= 0):
         raise SystemExit("--stop-when-retrieves N: N >= 0, and N > 0 needs --eval-every")
+    if a.phase_steps < 0 or a.phase_start < 0 or a.rewarm < 0 or (a.phase_start and not a.phase_steps) \
+            or (a.phase_steps and a.phase_start >= a.phase_steps):
+        raise SystemExit("--phase-steps N --phase-start K: 0 <= K < N (K only with N); --rewarm >= 0")
     if a.eval_per_task < 10:
         raise SystemExit(f"--eval-per-task: at least 10 (10 depths x N/10 seeds), got {a.eval_per_task}")
     try:
@@ -230,6 +255,8 @@ def main():
         step0 = ck["step"]
         phases = phases_through(ck["training"])
         init_how = "--resume-dir: the previous phase's weights and AdamW state"
+    if a.expect_step >= 0 and step0 != a.expect_step:
+        raise SystemExit(f"--expect-step {a.expect_step}: the weights continued here have done {step0} steps")
     assets = data.Assets(a.assets)
     # a resumed phase draws fresh rows from the same mixture (seed offset by the steps done)
     data_seed = a.data_seed if a.data_by_step else a.data_seed + 7919 * step0
@@ -277,6 +304,13 @@ def main():
     say(f"layout {a.layout} params {n_params} steps {a.steps} batch {a.batch} "
         f"row {mixture.row} lr {a.lr}")
 
+    def lr_now(k):
+        """The lr of local step k: the phase's curve at its step phase_start + k."""
+        if a.phase_steps:
+            return lr_at(a.phase_start + k, a.phase_steps, a.lr, a.warmup, a.lr_floor,
+                         a.rewarm, a.phase_start)
+        return lr_at(k, a.steps, a.lr, a.warmup, a.lr_floor, a.rewarm, 0)
+
     def batch(k):
         """The rows of local step k (global step step0 + k)."""
         if a.data_by_step:
@@ -298,6 +332,8 @@ def main():
             "cuda_graph": use_graph, "gla_gdn_kernels": la_kernels,
             "tokens_per_step": a.batch * mixture.row, "optimizer": "AdamW(0.9, 0.95, eps 1e-8)",
             "lr": a.lr, "warmup": a.warmup, "schedule": f"cosine to {a.lr_floor} x lr", "pace": a.pace,
+            **({"phase_steps": a.phase_steps, "phase_start": a.phase_start} if a.phase_steps else {}),
+            **({"rewarm": a.rewarm} if a.rewarm else {}),
             "weight_decay": a.weight_decay, "grad_clip": 1.0,
             **({"qk_norm_cap": a.qk_norm_cap} if a.qk_norm_cap > 0 else {}),
             **({"qk_bilinear_cap": a.qk_bilinear_cap} if a.qk_bilinear_cap > 0 else {}),
@@ -432,7 +468,7 @@ def main():
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
                 for _ in range(3):
-                    set_lr(lr_at(step, a.steps, a.lr, a.warmup, a.lr_floor))
+                    set_lr(lr_now(step))
                     opt.zero_grad(set_to_none=True)
                     acc_loss += train_step(*batch(step))
                     acc_n += 1
@@ -471,7 +507,7 @@ def main():
             a.steps = agree_on_steps()
             if step >= a.steps:
                 break
-        set_lr(lr_at(step, a.steps, a.lr, a.warmup, a.lr_floor))
+        set_lr(lr_now(step))
         if graph is not None:
             static_toks.copy_(nxt[0], non_blocking=True)
             static_w.copy_(nxt[1], non_blocking=True)
