@@ -180,8 +180,13 @@ static int cmd_info(int argc, char **argv) {
     hs_cli_format_count(pc, sizeof pc, (double)params);
     hs_cli_format_bytes(wb, sizeof wb, (double)w.bytes);
     printf("%s\n", dir);
-    printf("  hybrid %s, %d layers, hidden %d, ffn %d, vocab %d, %s embeddings, L0 (train_context) %d\n",
-           layout_name(c), c->num_layers, c->hidden_size, c->intermediate_size, c->vocab_size,
+    /* a baseline with one kind of head (rope-full, nope-full) is not a hybrid of any layout */
+    char kind[48];
+    if (nope == 0) snprintf(kind, sizeof kind, "not hybrid (no NoPE heads)");
+    else if (biased == 0) snprintf(kind, sizeof kind, "not hybrid (NoPE heads only)");
+    else snprintf(kind, sizeof kind, "hybrid %s", layout_name(c));
+    printf("  %s, %d layers, hidden %d, ffn %d, vocab %d, %s embeddings, L0 (train_context) %d\n",
+           kind, c->num_layers, c->hidden_size, c->intermediate_size, c->vocab_size,
            c->tie_word_embeddings ? "tied" : "untied", c->train_context);
     printf("  heads: %d position-biased, %d NoPE (ratio %s)\n", biased, nope, ratio);
     printf("  parameters: %lld (%s)\n", params, pc);
