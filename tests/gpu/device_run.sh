@@ -136,10 +136,13 @@ map)    # GPU pooled maps against the CPU (parity's map section), then their tim
 laprof) # where the chunked gla/gdn time goes: per-kernel GPU time at 64K (ncu, one metric, one
         # pass per kernel; ncu runs the clocks lower than a plain run, so compare shares, not sums)
     lab=$(bash tests/gpu/la_build.sh build) || { echo "laprof: build failed"; continue; }
-    if command -v ncu >/dev/null; then
-        timeout 300 ncu --metrics gpu__time_duration.sum --launch-count 400 "$lab" bench 65536 8 128 > "$OUT/laprof.txt" 2>&1
-        echo "laprof rc=$? (mean ms per launch, ncu clocks)"
-        python3 - "$OUT/laprof.txt" <<'PY'
+    # LAPROF_ROWS="gla_chunk_plain gla_chunk_exact_swla": each row alone (la_check's row filter),
+    # so a kernel that both run (gla_out_kernel) is split by row: where SWLA's extra time goes
+    if command -v ncu >/dev/null; then for row in ${LAPROF_ROWS:-all}; do
+        ra=(); [ "$row" = all ] || ra=("$row")
+        timeout 300 ncu --metrics gpu__time_duration.sum --launch-count 400 "$lab" bench ${LAPROF_T:-65536} 8 128 ${ra[@]+"${ra[@]}"} > "$OUT/laprof_$row.txt" 2>&1
+        echo "laprof $row rc=$? (mean ms per launch, ncu clocks)"
+        python3 - "$OUT/laprof_$row.txt" "$row" <<'PY'
 import re, sys
 cur, acc = None, {}
 for line in open(sys.argv[1]):
@@ -150,9 +153,9 @@ for line in open(sys.argv[1]):
         v = float(m.group(2)) * {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}.get(m.group(1), 1.0)
         acc.setdefault(cur, []).append(v)
 for k, v in sorted(acc.items()):
-    print(f"laprof {k}: {len(v)} launches, mean {sum(v) / len(v):.3f} ms, max {max(v):.3f} ms")
+    print(f"laprof {sys.argv[2]} {k}: {len(v)} launches, mean {sum(v) / len(v):.3f} ms, max {max(v):.3f} ms")
 PY
-    else echo "laprof: no ncu"; fi ;;
+    done; else echo "laprof: no ncu"; fi ;;
 prefprof) # where a 64K prefill's time goes, kernel by kernel (ncu, one metric, each launch once; the
         # bench binary's model mode with --reps 1 runs two forwards, eager launches): PREFPROF_TYPES
     [ -x build/hs_gpu_bench ] || BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/prefprof_build.log" 2>&1
