@@ -138,11 +138,12 @@ laprof) # where the chunked gla/gdn time goes: per-kernel GPU time at 64K (ncu, 
     lab=$(bash tests/gpu/la_build.sh build) || { echo "laprof: build failed"; continue; }
     # LAPROF_ROWS="gla_chunk_plain gla_chunk_exact_swla": each row alone (la_check's row filter),
     # so a kernel that both run (gla_out_kernel) is split by row: where SWLA's extra time goes
-    if command -v ncu >/dev/null; then for row in ${LAPROF_ROWS:-all}; do
+    # (LAPROF_T="4096 65536": each length in turn)
+    if command -v ncu >/dev/null; then for T in ${LAPROF_T:-65536}; do for row in ${LAPROF_ROWS:-all}; do
         ra=(); [ "$row" = all ] || ra=("$row")
-        timeout 300 ncu --metrics gpu__time_duration.sum --launch-count 400 "$lab" bench ${LAPROF_T:-65536} 8 128 ${ra[@]+"${ra[@]}"} > "$OUT/laprof_$row.txt" 2>&1
-        echo "laprof $row rc=$? (mean ms per launch, ncu clocks)"
-        python3 - "$OUT/laprof_$row.txt" "$row" <<'PY'
+        timeout 300 ncu --metrics gpu__time_duration.sum --launch-count 400 "$lab" bench $T 8 128 ${ra[@]+"${ra[@]}"} > "$OUT/laprof_${row}_$T.txt" 2>&1
+        echo "laprof $row T=$T rc=$? (mean ms per launch, ncu clocks)"
+        python3 - "$OUT/laprof_${row}_$T.txt" "$row T=$T" <<'PY'
 import re, sys
 cur, acc = None, {}
 for line in open(sys.argv[1]):
@@ -155,7 +156,7 @@ for line in open(sys.argv[1]):
 for k, v in sorted(acc.items()):
     print(f"laprof {sys.argv[2]} {k}: {len(v)} launches, mean {sum(v) / len(v):.3f} ms, max {max(v):.3f} ms")
 PY
-    done; else echo "laprof: no ncu"; fi ;;
+    done; done; else echo "laprof: no ncu"; fi ;;
 prefprof) # where a 64K prefill's time goes, kernel by kernel (ncu, one metric, each launch once; the
         # bench binary's model mode with --reps 1 runs two forwards, eager launches): PREFPROF_TYPES
     [ -x build/hs_gpu_bench ] || BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/prefprof_build.log" 2>&1
