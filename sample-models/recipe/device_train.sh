@@ -60,7 +60,7 @@ ARGS_SAVED=("$@")
 # No phase starts unless it can end within CALL_SECONDS of the start (the device's command limit).
 # Each phase's stdout is kept (NAME.stdout holds them all, in order).
 # SCHEDULE=FILE trains along a schedule (recipe/schedules/*.txt: one line a phase, "STEPS LR
-# WARMUP LR_FLOOR P_COPY P_KV HOW", HOW = scratch | init | resume: how the phase starts, from
+# WARMUP LR_FLOOR P_NEEDLE P_COPY P_KV HOW", HOW = scratch | init | resume: how the phase starts, from
 # nothing, from the last weights with a fresh AdamW, or from the weights and AdamW state), from
 # global step FROM_STEP (default 0) for as long as the call lasts (CALL_SECONDS, default 560),
 # cutting a phase wherever the time runs out: each run of train.py is a part of a phase
@@ -78,8 +78,8 @@ if [ -n "${SCHEDULE:-}" ]; then
   [ ${#sched[@]} -gt 0 ] || { echo "device_train.sh: $SCHEDULE: no phase lines" >&2; exit 2; }
   for l in "${sched[@]}"; do
     set -- $l
-    [ $# = 7 ] && [ "$1" -gt 0 ] 2>/dev/null && case $7 in scratch|init|resume) true ;; *) false ;; esac ||
-      { echo "device_train.sh: $SCHEDULE: bad phase line '$l' (STEPS LR WARMUP LR_FLOOR P_COPY P_KV scratch|init|resume)" >&2; exit 2; }
+    [ $# = 8 ] && [ "$1" -gt 0 ] 2>/dev/null && case $8 in scratch|init|resume) true ;; *) false ;; esac ||
+      { echo "device_train.sh: $SCHEDULE: bad phase line '$l' (STEPS LR WARMUP LR_FLOOR P_NEEDLE P_COPY P_KV scratch|init|resume)" >&2; exit 2; }
   done
   set -- "${ARGS_SAVED[@]}"
 fi
@@ -102,8 +102,8 @@ if [ ${#sched[@]} -gt 0 ]; then
     [ $left -ge ${MIN_PART_SECONDS:-100} ] || { echo "schedule: next call from step $g (FROM_STEP=$g; phase $((i + 1)) step $((g - base)))"; break; }
     set -- ${sched[$i]}
     k=$((g - base)); p=$((p + 1))
-    ph=(--expect-step $g --steps $(($1 - k)) --phase-steps "$1" --phase-start $k --lr "$2" --warmup "$3" --lr-floor "$4" --p-copy "$5" --p-kv "$6")
-    how=$7
+    ph=(--expect-step $g --steps $(($1 - k)) --phase-steps "$1" --phase-start $k --lr "$2" --warmup "$3" --lr-floor "$4" --p-needle "$5" --p-copy "$6" --p-kv "$7")
+    how=$8
     [ $k -gt 0 ] && { [ $warm = $g ] && how=resume || how=init-rewarm; }
     [ $k = 0 ] && [ $how = resume ] && [ $warm != $g ] && how=init
     case $how in
