@@ -83,8 +83,8 @@ if [ -n "${SCHEDULE:-}" ]; then
   done
   set -- "${ARGS_SAVED[@]}"
 fi
+names=${NAMES:-$(python3 -c "import sys; sys.path.insert(0, '$R'); import family; print(' '.join(family.FAMILY))")}
 if [ ${#sched[@]} -gt 0 ]; then
-  names=${NAMES:-$(python3 -c "import sys; sys.path.insert(0, '$R'); import family; print(' '.join(family.FAMILY))")}
   g=${FROM_STEP:-0}
   [ "$g" -ge 0 ] 2>/dev/null || { echo "device_train.sh: FROM_STEP=$g: a step number" >&2; exit 2; }
   warm=-1; [ "${RESUME:-0}" = 1 ] && warm=$g
@@ -131,7 +131,6 @@ for x in "$@"; do
   case $x in --init-from) skip=1 ;; --init-from=*) ;; *) again+=("$x") ;; esac
 done
 again+=(--resume-dir $W --warmup "${PHASE_WARMUP:-50}" --ready-wait 60)
-names=${NAMES:-$(python3 -c "import sys; sys.path.insert(0, '$R'); import family; print(' '.join(family.FAMILY))")}
 for p in $(seq 1 $phases); do
   if [ $p -gt 1 ] && [ $(( $(date +%s) - t0 + secs + 30 )) -gt "${CALL_SECONDS:-560}" ]; then
     echo "phase $p not started: it would end past ${CALL_SECONDS:-560} s"; break

@@ -87,10 +87,14 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.1)
     lens = tuple(int(x) for x in a.copy_lengths.split(","))
 
+    mixtures = {}                # one per (p_copy, p_kv): at most the before/after of --*-from
+
     def mixture(step):
-        p_copy = a.p_copy if step >= a.copy_from else 0.0
-        p_kv = a.p_kv if step >= a.kv_from else 0.0
-        m = data.Mixture(assets, a.L0, 1234, p_needle=0.0, p_copy=p_copy, p_kv=p_kv, copy_lengths=lens)
+        key = (a.p_copy if step >= a.copy_from else 0.0, a.p_kv if step >= a.kv_from else 0.0)
+        if key not in mixtures:
+            mixtures[key] = data.Mixture(assets, a.L0, 1234, p_needle=0.0, p_copy=key[0], p_kv=key[1],
+                                         copy_lengths=lens)
+        m = mixtures[key]
         m.at_step(step)
         return m
 

@@ -258,7 +258,7 @@ def main():
     if a.expect_step >= 0 and step0 != a.expect_step:
         raise SystemExit(f"--expect-step {a.expect_step}: the weights continued here have done {step0} steps")
     assets = data.Assets(a.assets)
-    # a resumed phase draws fresh rows from the same mixture (seed offset by the steps done)
+    # with --data-by-step 0 a resumed phase draws one fresh stream (seed offset by the steps done)
     data_seed = a.data_seed if a.data_by_step else a.data_seed + 7919 * step0
     mixture = data.Mixture(assets, cfg["train_context"], data_seed,
                            p_needle=a.p_needle, p_copy=a.p_copy, p_kv=a.p_kv,
@@ -305,11 +305,10 @@ def main():
         f"row {mixture.row} lr {a.lr}")
 
     def lr_now(k):
-        """The lr of local step k: the phase's curve at its step phase_start + k."""
-        if a.phase_steps:
-            return lr_at(a.phase_start + k, a.phase_steps, a.lr, a.warmup, a.lr_floor,
-                         a.rewarm, a.phase_start)
-        return lr_at(k, a.steps, a.lr, a.warmup, a.lr_floor, a.rewarm, 0)
+        """The lr of local step k: the phase's curve at its step phase_start + k (without
+        --phase-steps the phase is this run and phase_start is 0)."""
+        return lr_at(a.phase_start + k, a.phase_steps or a.steps, a.lr, a.warmup, a.lr_floor,
+                     a.rewarm, a.phase_start)
 
     def batch(k):
         """The rows of local step k (global step step0 + k)."""

@@ -5,8 +5,9 @@
 # after a short timing probe (train.py --deadline) so every model runs the same number of steps.
 # NAMES="a b" trains only those members; NAME@TAG is a variant of member NAME in a directory of its
 # own, on the same data and steps as the rest: NAME@sK with weight-init seed K (default 1), any
-# other tag (letters, digits, - or _) with seed 1 and, typically, MEMBER_ARGS of its own. MEMBER_ARGS="NAME=ARGS;NAME=ARGS" gives a member train.py
-# arguments of its own after the shared ones (for variants of one member trained side by side).
+# other tag (letters, digits, - or _) with seed 1 and, typically, MEMBER_ARGS of its own.
+# MEMBER_ARGS="NAME=ARGS;NAME=ARGS" gives a member train.py arguments of its own after the shared
+# ones (for variants of one member trained side by side).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 assets=$1; out=$2; secs=$3; shift 3
