@@ -97,6 +97,28 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
 #define GLA_DPF 4                /* SWLA: steps ahead the dropped chunks' U and P are loaded */
 #endif
 static_assert(GLA_PF % GLA_DPF == 0, "the drop ring's slot is the step's slot mod GLA_DPF");
+/* SWLA reads each chunk's U twice, W/64 steps apart: the window's U (32 MB at W = 4096, 8 heads
+ * of 128 x 128) fits the L2 if nothing else crowds it out, so the scan stores Z evict-first
+ * (st.cs: the output kernel reads it much later) and reads a dropped chunk's U as its last use
+ * (ld.cs); the second read then hits the L2 instead of the HBM. 0 turns the hints off (A/B). */
+#ifndef GLA_SCAN_HINTS
+#define GLA_SCAN_HINTS 1
+#endif
+__device__ __forceinline__ float2 gla_scan_ld_last(const float2 *p) {
+#if GLA_SCAN_HINTS
+    return __ldcs(p);
+#else
+    return *p;
+#endif
+}
+__device__ __forceinline__ void gla_scan_st_z(float2 *p, float2 v, bool swla) {
+#if GLA_SCAN_HINTS
+    if (swla) { __stcs(p, v); return; }
+#else
+    (void)swla;
+#endif
+    *p = v;
+}
 
 /* Two adjacent elements of a state row per thread (one head and row: one P), so that every
  * thread of 8 heads of 128 x 128 is resident at once (256 blocks of 256, two a SM at 92
@@ -139,7 +161,7 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
         if (a.swla && d < last) {
             const int f1 = la_chunk_fz(d + 1, a.T, a.swla, a.W, a.S);
             if (f1 > fpre) {
-                db[d] = u[(size_t)fpre * s2];
+                db[d] = gla_scan_ld_last(&u[(size_t)fpre * s2]);
                 dpb[d] = a.P[(size_t)fpre * pst + pi];
             }
             fpre = f1;
@@ -163,12 +185,12 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
             if (a.swla && n + GLA_DPF < last) {
                 const int f1 = la_chunk_fz(n + GLA_DPF + 1, a.T, a.swla, a.W, a.S);
                 if (f1 > fpre) {
-                    db[dd] = u[(size_t)fpre * s2];
+                    db[dd] = gla_scan_ld_last(&u[(size_t)fpre * s2]);
                     dpb[dd] = a.P[(size_t)fpre * pst + pi];
                 }
                 fpre = f1;
             }
-            z[(size_t)n * s2] = zs;
+            gla_scan_st_z(&z[(size_t)n * s2], zs, a.swla != 0);
             if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
             if (n == last) break;
             const float g = expf(pn);
@@ -180,7 +202,7 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
                  * by the P summed since */
                 const int fz = la_chunk_fz(n + 1, a.T, a.swla, a.W, a.S);
                 for (bool first = true; f < fz; first = false) {
-                    const float2 uu = first ? dn : u[(size_t)f * s2];
+                    const float2 uu = first ? dn : gla_scan_ld_last(&u[(size_t)f * s2]);
                     const float pp = first ? dpn : a.P[(size_t)f * pst + pi];
                     const float dec = expf((float)(wsum - pp));
                     zs.x -= dec * uu.x;

@@ -3,7 +3,7 @@
 # when the image lacks libcjson/openblas; tests/gpu/fetch_carry.sh fetches .deps and .whl on a
 # machine with a network), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
-# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed.
+# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed, scanab.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
@@ -20,8 +20,12 @@ if ! pkg-config --exists libcjson openblas 2>/dev/null && [ -d .deps ]; then
     echo "deps: using carried debs"
 fi
 t0=$(date +%s)
-make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
-tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
+# steps that use only the linear-attention check program skip the engine's build (~70 s)
+la_only=1; for s in $steps; do case $s in scanab|laprof) ;; *) la_only=0 ;; esac; done
+if [ $la_only = 0 ]; then
+    make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+    tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
+fi
 export HS_BIN=$PWD/build/hybridscope
 for s in $steps; do case $s in
 kcheck)   # the FA2 and both wgmma attention kernels against the fp32 one (tests/gpu/attn_fa2.cu)
@@ -118,6 +122,24 @@ lagain)  # the linear-attention side of the bench in ~6-8 min: la_check (both gd
     BENCH_PRESETS=${BENCH_PRESETS:-376m} BENCH_TYPES=${BENCH_TYPES:-"gla gdn"} BENCH_LENGTHS=${BENCH_LENGTHS:-4096,65536} \
         BENCH_KERNELS=0 BENCH_EAGER_PRESETS= bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1
     echo "bench rc=$?"; cat "$OUT/bench.log" ;;
+scanab)  # the gla scan's L2 hints (session 20) against the same kernels without them, same run:
+        # la_check on the hinted build, then plain / exact / overlap SWLA rows of both builds at
+        # 4K and 64K, three rounds interleaved (best of each is what counts), and ncu's time of
+        # each build's scan kernel at 64K
+    la=$(bash tests/gpu/la_build.sh build) && nh=$(LA_VARIANT=scannohint bash tests/gpu/la_build.sh build) ||
+        { echo "scanab: build failed"; continue; }
+    echo "scanab build_s=$(( $(date +%s) - t0 ))"
+    timeout 90 "$la" check | tail -1
+    for r in 1 2 3; do for T in 4096 65536; do for b in "$la" "$nh"; do
+        timeout 60 "$b" bench $T 8 128 | grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" |
+            sed "s|^|scanab round=$r build=$(basename "$b") |"
+    done; done; done
+    if command -v ncu >/dev/null; then for b in "$la" "$nh"; do
+        timeout 120 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct -k regex:gla_scan --launch-count 3 \
+            "$b" bench 65536 8 128 gla_chunk_exact_swla > "$OUT/scanab_ncu_$(basename "$b").txt" 2>&1
+        echo "scanab ncu $(basename "$b") rc=$?"
+        grep -E "gpu__time_duration|dram__bytes_read|lts__t_sector_hit_rate" "$OUT/scanab_ncu_$(basename "$b").txt" | sed 's/^ */  /'
+    done; fi ;;
 decode)   # the GPU decoder against the CPU decoder and the GPU forward (not in the default steps: name it)
     timeout 400 bash tests/gpu/decode_check.sh > "$OUT/decode.log" 2>&1; echo "decode rc=$?"; cat "$OUT/decode.log" ;;
 map)    # GPU pooled maps against the CPU (parity's map section), then their time at 64K (376m)

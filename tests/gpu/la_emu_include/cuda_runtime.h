@@ -59,6 +59,9 @@ static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 #define LA_SMEM(type, name) type *name = (type *)emu::smem()
 static inline float4 __ldg(const float4 *p) { return *p; }
+/* cache hints: plain loads and stores on the CPU */
+static inline float2 __ldcs(const float2 *p) { return *p; }
+static inline void __stcs(float2 *p, float2 v) { *p = v; }
 using std::max;
 using std::min;
 
