@@ -125,16 +125,17 @@ lagain)  # the linear-attention side of the bench in ~6-8 min: la_check (both gd
 scanab)  # the gla scan's L2 hints (session 20) against the same kernels without them, same run:
         # la_check on the hinted build, then plain / exact / overlap SWLA rows of both builds at
         # 4K and 64K, three rounds interleaved (best of each is what counts), and ncu's time of
-        # each build's scan kernel at 64K
-    la=$(bash tests/gpu/la_build.sh build) && nh=$(LA_VARIANT=scannohint bash tests/gpu/la_build.sh build) ||
-        { echo "scanab: build failed"; continue; }
+        # each build's scan kernel at 64K; the third build, dpf8, is the hinted scan with the
+        # dropped chunks loaded 8 steps ahead instead of 4 (128 registers, 16 bytes spilled)
+    la=$(bash tests/gpu/la_build.sh build) && nh=$(LA_VARIANT=scannohint bash tests/gpu/la_build.sh build) &&
+        d8=$(LA_VARIANT=dpf8 bash tests/gpu/la_build.sh build) || { echo "scanab: build failed"; continue; }
     echo "scanab build_s=$(( $(date +%s) - t0 ))"
     timeout 90 "$la" check | tail -1
-    for r in 1 2 3; do for T in 4096 65536; do for b in "$la" "$nh"; do
+    for r in 1 2 3; do for T in 4096 65536; do for b in "$la" "$nh" "$d8"; do
         timeout 60 "$b" bench $T 8 128 | grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" |
             sed "s|^|scanab round=$r build=$(basename "$b") |"
     done; done; done
-    if command -v ncu >/dev/null; then for b in "$la" "$nh"; do
+    if command -v ncu >/dev/null; then for b in "$la" "$nh" "$d8"; do
         timeout 120 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct -k regex:gla_scan --launch-count 3 \
             "$b" bench 65536 8 128 gla_chunk_exact_swla > "$OUT/scanab_ncu_$(basename "$b").txt" 2>&1
         echo "scanab ncu $(basename "$b") rc=$?"
