@@ -132,14 +132,18 @@ scanab)  # the gla scan's L2 hints (session 20) against the same kernels without
     echo "scanab build_s=$(( $(date +%s) - t0 ))"
     timeout 90 "$la" check | tail -1
     for r in 1 2 3; do for T in 4096 65536; do for b in "$la" "$nh" "$d8"; do
-        timeout 60 "$b" bench $T 8 128 | grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" |
+        timeout 60 "$b" bench $T 8 128 gla_chunk | grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" |
             sed "s|^|scanab round=$r build=$(basename "$b") |"
     done; done; done
-    if command -v ncu >/dev/null; then for b in "$la" "$nh" "$d8"; do
-        timeout 120 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct -k regex:gla_scan --launch-count 3 \
-            "$b" bench 65536 8 128 gla_chunk_exact_swla > "$OUT/scanab_ncu_$(basename "$b").txt" 2>&1
-        echo "scanab ncu $(basename "$b") rc=$?"
-        grep -E "gpu__time_duration|dram__bytes_read|lts__t_sector_hit_rate" "$OUT/scanab_ncu_$(basename "$b").txt" | sed 's/^ */  /'
+    # ncu at 64K: every gla kernel of the hinted build's exact and overlap rows (overlap has no
+    # cut chunks: its out kernel against exact's says what the cut chunk costs), the scan alone
+    # for the other two builds' exact row
+    if command -v ncu >/dev/null; then for spec in "$la:exact_swla:gla_" "$la:overlap_swla:gla_" "$nh:exact_swla:gla_scan" "$d8:exact_swla:gla_scan"; do
+        b=${spec%%:*}; rest=${spec#*:}; row=${rest%%:*}; kre=${rest#*:}; f="$OUT/scanab_ncu_$(basename "$b")_$row.txt"
+        timeout 120 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct \
+            -k regex:$kre --launch-count 6 "$b" bench 65536 8 128 gla_chunk_$row > "$f" 2>&1
+        echo "scanab ncu $(basename "$b") $row rc=$?"
+        grep -E "^  [a-z_]+kernel|gpu__time_duration|dram__bytes|lts__t_sector_hit_rate" "$f" | sed 's/^ */  /'
     done; fi ;;
 decode)   # the GPU decoder against the CPU decoder and the GPU forward (not in the default steps: name it)
     timeout 400 bash tests/gpu/decode_check.sh > "$OUT/decode.log" 2>&1; echo "decode rc=$?"; cat "$OUT/decode.log" ;;
