@@ -97,6 +97,9 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
 #define GLA_DPF 4                /* SWLA: steps ahead the dropped chunks' U and P are loaded */
 #endif
 static_assert(GLA_PF % GLA_DPF == 0, "the drop ring's slot is the step's slot mod GLA_DPF");
+#ifndef GLA_BURST
+#define GLA_BURST 4              /* SWLA overlap: a burst's dropped chunks loaded together */
+#endif
 /* SWLA reads each chunk's U twice, W/64 steps apart: the window's U (32 MB at W = 4096, 8 heads
  * of 128 x 128) fits the L2 if nothing else crowds it out, so the scan stores Z evict-first
  * (st.cs: the output kernel reads it much later) and reads a dropped chunk's U as its last use
@@ -201,14 +204,30 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
                 /* chunks leaving the window: subtract each as the U it was added with, decayed
                  * by the P summed since */
                 const int fz = la_chunk_fz(n + 1, a.T, a.swla, a.W, a.S);
-                for (bool first = true; f < fz; first = false) {
-                    const float2 uu = first ? dn : gla_scan_ld_last(&u[(size_t)f * s2]);
-                    const float pp = first ? dpn : a.P[(size_t)f * pst + pi];
+                auto drop = [&](float2 uu, float pp) {
                     const float dec = expf((float)(wsum - pp));
                     zs.x -= dec * uu.x;
                     zs.y -= dec * uu.y;
                     wsum -= pp;
-                    f++;
+                };
+                if (f < fz) drop(dn, dpn), f++;   /* the first, loaded ahead */
+                /* an overlap burst's further chunks (S/64 of them each S tokens), GLA_BURST loads
+                 * in flight at once: one at a time, each waited for its own round trip */
+                while (f < fz) {
+                    float2 bu[GLA_BURST];
+                    float bp[GLA_BURST];
+                    #pragma unroll
+                    for (int i = 0; i < GLA_BURST; i++) {
+                        bu[i] = make_float2(0.0f, 0.0f);
+                        bp[i] = 0.0f;
+                        if (f + i < fz) {
+                            bu[i] = gla_scan_ld_last(&u[(size_t)(f + i) * s2]);
+                            bp[i] = a.P[(size_t)(f + i) * pst + pi];
+                        }
+                    }
+                    #pragma unroll
+                    for (int i = 0; i < GLA_BURST; i++)
+                        if (f < fz) drop(bu[i], bp[i]), f++;
                 }
                 if (f == n + 1) { zs = make_float2(0.0f, 0.0f); wsum = 0.0; } /* empty window: exactly zero, no residue */
             }

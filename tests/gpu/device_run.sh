@@ -122,23 +122,25 @@ lagain)  # the linear-attention side of the bench in ~6-8 min: la_check (both gd
     BENCH_PRESETS=${BENCH_PRESETS:-376m} BENCH_TYPES=${BENCH_TYPES:-"gla gdn"} BENCH_LENGTHS=${BENCH_LENGTHS:-4096,65536} \
         BENCH_KERNELS=0 BENCH_EAGER_PRESETS= bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1
     echo "bench rc=$?"; cat "$OUT/bench.log" ;;
-scanab)  # the gla scan's L2 hints (session 20) against the same kernels without them, same run:
-        # la_check on the hinted build, then plain / exact / overlap SWLA rows of both builds at
-        # 4K and 64K, three rounds interleaved (best of each is what counts), and ncu's time of
-        # each build's scan kernel at 64K; the third build, dpf8, is the hinted scan with the
-        # dropped chunks loaded 8 steps ahead instead of 4 (128 registers, 16 bytes spilled)
+scanab)  # session 20's gla scan changes (L2 hints, batched overlap drops) against builds without them:
+        # la_check on the default build, then plain / exact / overlap SWLA rows of the default and
+        # the A/B builds at 4K and 64K, three rounds interleaved (best of each is what counts),
+        # and ncu's times at 64K; scannohint is the default without the L2 hints, dpf8 the default with the
+        # dropped chunks loaded 8 steps ahead instead of 4 (128 registers, 16 bytes spilled), the
+        # fourth, burst1, the overlap bursts' drops loaded one at a time (as before session 20)
     la=$(bash tests/gpu/la_build.sh build) && nh=$(LA_VARIANT=scannohint bash tests/gpu/la_build.sh build) &&
-        d8=$(LA_VARIANT=dpf8 bash tests/gpu/la_build.sh build) || { echo "scanab: build failed"; continue; }
+        d8=$(LA_VARIANT=dpf8 bash tests/gpu/la_build.sh build) && b1=$(LA_VARIANT=burst1 bash tests/gpu/la_build.sh build) ||
+        { echo "scanab: build failed"; continue; }
     echo "scanab build_s=$(( $(date +%s) - t0 ))"
     timeout 90 "$la" check | tail -1
-    for r in 1 2 3; do for T in 4096 65536; do for b in "$la" "$nh" "$d8"; do
+    for r in 1 2 3; do for T in 4096 65536; do for b in "$la" "$nh" "$d8" "$b1"; do
         timeout 60 "$b" bench $T 8 128 gla_chunk | grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" |
             sed "s|^|scanab round=$r build=$(basename "$b") |"
     done; done; done
     # ncu at 64K: every gla kernel of the hinted build's exact and overlap rows (overlap has no
     # cut chunks: its out kernel against exact's says what the cut chunk costs), the scan alone
     # for the other two builds' exact row
-    if command -v ncu >/dev/null; then for spec in "$la:exact_swla:gla_" "$la:overlap_swla:gla_" "$nh:exact_swla:gla_scan" "$d8:exact_swla:gla_scan"; do
+    if command -v ncu >/dev/null; then for spec in "$la:exact_swla:gla_" "$la:overlap_swla:gla_" "$nh:exact_swla:gla_scan" "$d8:exact_swla:gla_scan" "$b1:overlap_swla:gla_scan"; do
         b=${spec%%:*}; rest=${spec#*:}; row=${rest%%:*}; kre=${rest#*:}; f="$OUT/scanab_ncu_$(basename "$b")_$row.txt"
         timeout 120 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct \
             -k regex:$kre --launch-count 6 "$b" bench 65536 8 128 gla_chunk_$row > "$f" 2>&1
