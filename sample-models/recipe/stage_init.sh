@@ -3,8 +3,9 @@
 # of the models that meet the bar out of the tree and puts the weights to continue from into
 # sample-models/NAME/ (for `device_train.sh ... --init-from sample-models`), with their
 # config.json when FROM_DIR has one (its "training" block lists the phases so far, which the
-# next call extends); `restore` undoes both. Never commit between the two (git status shows the
-# moved files as D / M).
+# next call extends); `restore` undoes both. A top-level train-state/ (weights committed at a
+# session break) is moved aside by every mode and brought back by restore. Never commit
+# between the two (git status shows the moved files as D / M).
 #   bash sample-models/recipe/stage_init.sh stage FROM_DIR NAME...   (FROM_DIR/NAME/model.safetensors [config.json])
 #   bash sample-models/recipe/stage_init.sh keep NAME...   (every other model's weights aside)
 #   bash sample-models/recipe/stage_init.sh aside          (every model's weights aside)
@@ -38,6 +39,9 @@ stage|aside|keep)
         cp "$from/$n/model.safetensors" "$root/sample-models/$n/model.safetensors"
         [ -f "$from/$n/config.json" ] && cp "$from/$n/config.json" "$root/sample-models/$n/config.json"
     done
+    # train-state/ (a family's weights committed at a session break, ~51 MB) goes aside too,
+    # after the copy above (FROM_DIR may be inside it): the device takes at most 64 MiB
+    [ -d "$root/train-state" ] && mv "$root/train-state" "$stash/train-state" && echo "train-state/ kept aside"
     echo "in the tree: ${*:-nothing}; kept aside: $(ls "$stash/keep" | tr '\n' ' ')"
     du -sh --exclude=.git --exclude=build --exclude=.torchenv --exclude=.train-state "$root" ;;
 restore)
@@ -46,6 +50,7 @@ restore)
     for d in "$stash"/keep/*/; do
         [ -f "$d/model.safetensors" ] && mv "$d/model.safetensors" "$root/sample-models/$(basename "$d")/"
     done
+    [ -d "$stash/train-state" ] && mv "$stash/train-state" "$root/train-state"
     # the staged weights and configs go back to the committed ones
     (cd "$root" && git checkout -- sample-models/*/model.safetensors sample-models/*/config.json)
     rm -rf "$stash"
