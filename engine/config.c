@@ -273,6 +273,36 @@ static int parse_tokenizer(ctx *c, const cJSON *jt, hs_config *o) {
     return 0;
 }
 
+/* The recipe's "training" block, read leniently: it is a record for people, so a field of
+ * another shape is left unrecorded rather than failing the model's load. */
+static int whole_number(const cJSON *j, double lo, double hi) {
+    return cJSON_IsNumber(j) && j->valuedouble >= lo && j->valuedouble <= hi &&
+           j->valuedouble == floor(j->valuedouble);
+}
+
+static void parse_training(const cJSON *t, hs_training_info *o) {
+    memset(o, 0, sizeof *o);
+    if (!cJSON_IsObject(t)) return;
+    o->present = 1;
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(t, "total_steps");
+    if (!s) s = cJSON_GetObjectItemCaseSensitive(t, "steps");
+    if (whole_number(s, 0, 1e15)) o->has_steps = 1, o->steps = (long long)s->valuedouble;
+    const cJSON *ep = cJSON_GetObjectItemCaseSensitive(t, "earlier_phases");
+    if (cJSON_IsArray(ep) && cJSON_GetArraySize(ep) < 1000000) o->phases = cJSON_GetArraySize(ep) + 1;
+    else if (!ep && o->has_steps) o->phases = 1;
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(t, "data");
+    if (!cJSON_IsObject(d)) return;
+    const char *keys[3] = { "p_needle", "p_kv", "p_copy" };
+    double *dst[3] = { &o->p_needle, &o->p_kv, &o->p_copy };
+    for (int i = 0; i < 3; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, keys[i]);
+        if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 1) {
+            *dst[i] = v->valuedouble;
+            o->shares |= 1 << i;
+        }
+    }
+}
+
 int hs_config_parse(hs_config *o, const char *json, size_t len, const char *path, char *err,
                     size_t errlen) {
     ctx c = { path ? path : "config.json", err, errlen };
@@ -344,6 +374,7 @@ int hs_config_parse(hs_config *o, const char *json, size_t len, const char *path
     int i = 0;
     for (const cJSON *it = layers->child; it; it = it->next, i++)
         if (parse_layer(&c, it, i, o->head_dim, &o->layers[i]) < 0) goto done;
+    parse_training(cJSON_GetObjectItemCaseSensitive(root, "training"), &o->training);
     rc = 0;
 done:
     cJSON_Delete(root);

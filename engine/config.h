@@ -29,6 +29,20 @@ typedef struct {
     hs_mixer_config mixers[2];
 } hs_layer_config;
 
+/* What a checkpoint's optional "training" block records (the training recipe's record, not the
+ * contract's: shown by the model view, never used to compute). A field that is absent or not
+ * of the expected kind stays "not recorded". */
+typedef struct {
+    int present;               /* the block exists */
+    int has_steps;
+    long long steps;           /* total optimizer steps */
+    int phases;                /* training phases (restarts); 0: not recorded */
+    int shares;                /* which of the last phase's data shares are recorded: bit 0
+                                * p_needle, bit 1 p_kv, bit 2 p_copy (all zero: nothing recorded,
+                                * so a config without the block equals a zeroed one) */
+    double p_needle, p_kv, p_copy;
+} hs_training_info;
+
 typedef struct {
     int vocab_size, hidden_size, intermediate_size, num_layers, head_dim;
     float norm_eps;
@@ -37,6 +51,7 @@ typedef struct {
     int bos_id, eos_id;
     char tokenizer_type[16];   /* "bytes" */
     hs_layer_config layers[HS_MAX_LAYERS];
+    hs_training_info training;
 } hs_config;
 
 const char *hs_mixer_type_name(hs_mixer_type t);      /* "nope", "rope", ... */

@@ -201,6 +201,43 @@ TEST(config_warns_unknown_keys_not_training) {
     CHECK(!strstr(warn, "training"), "'training' should be silent: %.300s", warn);
 }
 
+/* The recipe's "training" record: read where it has the expected shape, never an error. */
+TEST(config_training_record) {
+    hs_config c;
+    char err[HS_ERR_LEN];
+    CHECK(parse(&c, cfg_with(TOP, LAYERS), err) == 0, "%.300s", err);
+    hs_training_info zero;
+    memset(&zero, 0, sizeof zero);
+    CHECK(!memcmp(&c.training, &zero, sizeof zero), "no block: nothing recorded (all zero)");
+    CHECK(parse(&c, cfg_with(TOP ",\"training\":{\"steps\":500,\"total_steps\":17020,"
+                                 "\"earlier_phases\":[{},{},{}],\"data\":{\"p_needle\":0.6,\"p_kv\":0.3,\"p_copy\":0}}",
+                             LAYERS), err) == 0, "%.300s", err);
+    CHECK(c.training.present && c.training.has_steps && c.training.steps == 17020 && c.training.phases == 4, "steps %lld phases %d",
+          c.training.steps, c.training.phases);
+    CHECK(c.training.shares == 7 && c.training.p_needle == 0.6 && c.training.p_kv == 0.3 && c.training.p_copy == 0,
+          "mixture %g %g %g", c.training.p_needle, c.training.p_kv, c.training.p_copy);
+    /* one phase: "steps" when there is no total; shares that are absent stay unrecorded */
+    CHECK(parse(&c, cfg_with(TOP ",\"training\":{\"steps\":1870,\"data\":{\"p_needle\":0.7}}", LAYERS), err) == 0,
+          "%.300s", err);
+    CHECK(c.training.has_steps && c.training.steps == 1870 && c.training.phases == 1 && c.training.shares == 1 &&
+          c.training.p_needle == 0.7, "partial record");
+    /* shapes that are not the recipe's: loaded, nothing recorded from them */
+    const char *odd[] = {
+        "\"training\":\"yes\"", "\"training\":[1,2]", "\"training\":{\"total_steps\":-5}",
+        "\"training\":{\"total_steps\":1.5,\"earlier_phases\":7}", "\"training\":{\"total_steps\":\"many\"}",
+        "\"training\":{\"data\":{\"p_needle\":1.5,\"p_kv\":-0.1,\"p_copy\":\"x\"}}", "\"training\":{\"data\":[0.5]}",
+        "\"training\":{\"total_steps\":1e300}", "\"training\":null",
+    };
+    for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+        char top[1024];
+        snprintf(top, sizeof top, TOP ",%s", odd[i]);
+        CHECK(parse(&c, cfg_with(top, LAYERS), err) == 0, "%s: %.300s", odd[i], err);
+        CHECK(!c.training.has_steps && !c.training.shares && !c.training.phases,
+              "%s: recorded steps %d / shares %d / phases %d", odd[i], c.training.has_steps, c.training.shares,
+              c.training.phases);
+    }
+}
+
 TEST(config_json_round_trip) {
     hs_config a, b;
     char err[HS_ERR_LEN];
@@ -214,6 +251,10 @@ TEST(config_json_round_trip) {
     int rc = parse(&b, json, err);
     free(json);
     CHECK(rc == 0, "%.400s", err);
+    /* the extra block is now the config's training record; everything else is unchanged */
+    CHECK(b.training.present && b.training.has_steps && b.training.steps == 10, "the training record");
+    CHECK(!a.training.present, "a had no record");
+    b.training = a.training;
     CHECK(memcmp(&a, &b, sizeof a) == 0, "config changed through to_json/parse");
     CHECK(b.layers[0].mixers[0].rope_theta == 500000.0f && b.layers[1].mixers[0].head_v_dim == 6 &&
           b.bos_id == 1 && b.tie_word_embeddings == 1, "values");

@@ -233,6 +233,8 @@ static int save_load(const char *flags, int bf16, double *maxrel, char *err) {
                 if (mr == mr && !(r <= mr)) mr = r;
             }
             *maxrel = mr;
+            /* (the saved config.json gains a "training" block, which the reload records) */
+            b->cfg.training = a->cfg.training;
             if (memcmp(&a->cfg, &b->cfg, sizeof a->cfg)) { snprintf(err, HS_ERR_LEN, "config differs after reload"); rc = -1; }
             hs_model_free(b);
         }

@@ -257,6 +257,34 @@ static char *render_text(const synth *S, hs_view_kind v, hs_text_charset cs, int
     return s;
 }
 
+/* The model view states the checkpoint's training record where it has one (steps, phases, the
+ * data shares), and says nothing of training where it has none. */
+TEST(views_model_training_record) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "synthetic config did not parse");
+    char *s = render_text(&S, HS_VIEW_MODEL, HS_TEXT_ASCII, 120, 30, 0);
+    CHECK(s, "render failed");
+    int none = !strstr(s, "trained");
+    free(s);
+    CHECK(none, "a model without a training record shows one");
+    S.cfg.training = (hs_training_info){ .present = 1, .has_steps = 1, .steps = 17020, .phases = 9,
+                                         .shares = 7, .p_needle = 0.6, .p_kv = 0.3, .p_copy = 0 };
+    s = render_text(&S, HS_VIEW_MODEL, HS_TEXT_ASCII, 160, 30, 0);
+    CHECK(s, "render failed");
+    int ok = strstr(s, "trained 17,020 steps in 9 phases; needles 0.6, key-value 0.3, copy 0") != NULL;
+    if (!ok) fprintf(stderr, "%s\n", s);
+    free(s);
+    CHECK(ok, "the training line is missing or wrong");
+    S.cfg.training = (hs_training_info){ .present = 1, .shares = 1, .p_needle = 0.7 };
+    s = render_text(&S, HS_VIEW_MODEL, HS_TEXT_ASCII, 160, 30, 0);
+    CHECK(s, "render failed");
+    ok = strstr(s, "trained on needles 0.7") && !strstr(s, "key-value");
+    if (!ok) fprintf(stderr, "%s\n", s);
+    free(s);
+    CHECK(ok, "a partial record is shown wrong");
+    synth_free(&S);
+}
+
 TEST(views_text_80x24_labels) {
     synth S;
     CHECK(synth_init(&S) == 0, "synthetic config did not parse");

@@ -46,6 +46,17 @@ static void fmt_count(char *out, size_t n, long long v) {
     else snprintf(out, n, "%lld", v);
 }
 
+/* 17020 -> "17,020" */
+static void fmt_thousands(char *out, size_t n, long long v) {
+    char d[32];
+    int len = snprintf(d, sizeof d, "%lld", v < 0 ? 0 : v), o = 0;
+    for (int i = 0; i < len && o + 2 < (int)n; i++) {
+        if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
+        out[o++] = d[i];
+    }
+    out[o] = 0;
+}
+
 static void draw_layers(hs_canvas *c, const hs_view_input *in, double x, double y, double w,
                         double h) {
     const hs_config *cfg = in->cfg;
@@ -136,7 +147,7 @@ void hs_view_model_draw(hs_canvas *c, const hs_view_input *in) {
     hs_config_total_heads(cfg, &biased, &nope);
     for (int l = 0; l < cfg->num_layers; l++) hh += cfg->layers[l].n_mixers == 2;
     fmt_count(a, sizeof a, hs_config_param_count(cfg));
-    const char *lines[4];
+    const char *lines[5];
     char l1[160], l2[160], l3[160], l4[160];
     snprintf(l1, sizeof l1, "parameters %s", a);
     snprintf(l2, sizeof l2, "%d layers (%d LH, %d HH), d=%d", cfg->num_layers, cfg->num_layers - hh,
@@ -145,15 +156,40 @@ void hs_view_model_draw(hs_canvas *c, const hs_view_input *in) {
     hs_vc_fmt_tokens(b, sizeof b, cfg->train_context);
     snprintf(l4, sizeof l4, "vocab %d, ffn %d, L0=%s", cfg->vocab_size, cfg->intermediate_size, b);
     lines[0] = l1; lines[1] = l2; lines[2] = l3; lines[3] = l4;
+    int nl = 4;
+    /* the checkpoint's training record, where it has one: whether ratio siblings saw the same
+     * steps and data is what makes them comparable */
+    char l5[160];
+    const hs_training_info *tr = &cfg->training;
+    if (tr->present && (tr->has_steps || tr->shares)) {
+        int u = 0;
+        if (tr->has_steps) {
+            char st[32];
+            fmt_thousands(st, sizeof st, tr->steps);
+            u = snprintf(l5, sizeof l5, "trained %s step%s", st, tr->steps == 1 ? "" : "s");
+            if (tr->phases > 1) u += snprintf(l5 + u, sizeof l5 - u, " in %d phases", tr->phases);
+        } else {
+            u = snprintf(l5, sizeof l5, "trained");
+        }
+        const char *names[3] = { "needles", "key-value", "copy" };
+        const double shares[3] = { tr->p_needle, tr->p_kv, tr->p_copy };
+        for (int i = 0, first = 1; i < 3 && u < (int)sizeof l5; i++) {
+            if (!(tr->shares >> i & 1)) continue;
+            u += snprintf(l5 + u, sizeof l5 - u, "%s %s %.2g", first ? (tr->has_steps ? ";" : " on") : ",",
+                          names[i], shares[i]);
+            first = 0;
+        }
+        lines[nl++] = l5;
+    }
     double ty = c->is_text ? y0 + 0.5 : y0 + ln * 0.5;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < nl; i++) {
         hs_vc_fit(c, buf, sizeof buf, lines[i], fs * 0.9, rw);
         c->text(c, rx, ty + i * (c->is_text ? 1 : ln * 1.05), buf, fs * (i == 0 ? 1.0 : 0.9),
                 i == 0 ? fg : mu, HS_ALIGN_LEFT, i == 0);
     }
 
     /* cache / state memory against context length */
-    double py = ty + 4 * (c->is_text ? 1 : ln * 1.05) + (c->is_text ? 1 : ln * 1.6);
+    double py = ty + nl * (c->is_text ? 1 : ln * 1.05) + (c->is_text ? 1 : ln * 1.6);
     double left_room = c->is_text ? 9 : fs * 5;
     double px = rx + left_room, pw = c->width - px - (c->is_text ? 1 : pad * 3);
     double ph = c->height - py - hs_vc_axis_bottom_room(c, 1) - (c->is_text ? 0 : pad);
