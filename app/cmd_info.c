@@ -17,8 +17,9 @@ static void help(void) {
            "Validates the checkpoint (config.json + safetensors) and prints its layout: per layer\n"
            "its mixers (type, heads, kv heads, key/value head dims, window, RoPE theta, short conv),\n"
            "layer-wise (LH) or head-wise (HH) hybrid, the ratio of position-biased to NoPE heads,\n"
-           "the parameter count, and the KV-cache / recurrent-state bytes (fp32) per layer and per\n"
-           "token at a context of T tokens.\n\n"
+           "the parameter count, the training record where config.json has one (steps, phases,\n"
+           "the last phase's data shares), and the KV-cache / recurrent-state bytes (fp32) per\n"
+           "layer and per token at a context of T tokens.\n\n"
            "  MODEL        a checkpoint directory, or the name of a sample model (sample-models/NAME)\n"
            "  --length T   context length for the cache sizes (default: train_context; 64K = 65536)\n"
            "  --json       one JSON document on stdout instead of the table\n");
@@ -154,6 +155,16 @@ static int cmd_info(int argc, char **argv) {
         cJSON_AddNumberToObject(wj, "tensors", (double)w.n_tensors);
         cJSON_AddStringToObject(wj, "dtype", dts);
         cJSON_AddNumberToObject(wj, "bytes", (double)w.bytes);
+        const hs_training_info *tr = &c->training;
+        if (tr->present && (tr->has_steps || tr->shares)) {
+            cJSON *tj = cJSON_AddObjectToObject(o, "training");
+            if (tr->has_steps) cJSON_AddNumberToObject(tj, "steps", (double)tr->steps);
+            if (tr->phases) cJSON_AddNumberToObject(tj, "phases", tr->phases);
+            const char *keys[3] = { "p_needle", "p_kv", "p_copy" };
+            const double v[3] = { tr->p_needle, tr->p_kv, tr->p_copy };
+            for (int i = 0; i < 3; i++)
+                if (tr->shares >> i & 1) cJSON_AddNumberToObject(tj, keys[i], v[i]);
+        }
         cJSON_AddNumberToObject(o, "length", (double)T);
         cJSON_AddNumberToObject(o, "cache_bytes", (double)total);
         cJSON_AddNumberToObject(o, "cache_bytes_per_token", (double)total / (double)T);
@@ -192,6 +203,8 @@ static int cmd_info(int argc, char **argv) {
     printf("  parameters: %lld (%s)\n", params, pc);
     printf("  weights: %d file%s, %lld tensors, %s, %s\n", w.n_files, w.n_files == 1 ? "" : "s",
            w.n_tensors, dts, wb);
+    char trl[160];
+    if (hs_training_describe(trl, sizeof trl, &c->training)) printf("  %s\n", trl);
     printf("\n  layer  %-58s %12s %12s\n", "mixers", "cache@T", "per token");
     for (int i = 0; i < c->num_layers; i++) {
         char ms[256] = "";

@@ -303,6 +303,41 @@ static void parse_training(const cJSON *t, hs_training_info *o) {
     }
 }
 
+/* 17020 -> "17,020" */
+static void fmt_thousands(char *out, size_t n, long long v) {
+    char d[32];
+    int len = snprintf(d, sizeof d, "%lld", v < 0 ? 0 : v), o = 0;
+    for (int i = 0; i < len && o + 2 < (int)n; i++) {
+        if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
+        out[o++] = d[i];
+    }
+    out[o] = 0;
+}
+
+int hs_training_describe(char *out, size_t n, const hs_training_info *t) {
+    if (n == 0) return 0;
+    out[0] = 0;
+    if (!t->present || !(t->has_steps || t->shares)) return 0;
+    size_t u = 0;
+    char st[32];
+    if (t->has_steps) {
+        fmt_thousands(st, sizeof st, t->steps);
+        u += (size_t)snprintf(out, n, "trained %s step%s", st, t->steps == 1 ? "" : "s");
+        if (t->phases > 1 && u < n) u += (size_t)snprintf(out + u, n - u, " in %d phases", t->phases);
+    } else {
+        u += (size_t)snprintf(out, n, "trained");
+    }
+    const char *names[3] = { "needles", "key-value", "copy" };
+    const double shares[3] = { t->p_needle, t->p_kv, t->p_copy };
+    for (int i = 0, first = 1; i < 3 && u < n; i++) {
+        if (!(t->shares >> i & 1)) continue;
+        u += (size_t)snprintf(out + u, n - u, "%s %s %.2g", first ? (t->has_steps ? ";" : " on") : ",", names[i],
+                              shares[i]);
+        first = 0;
+    }
+    return 1;
+}
+
 int hs_config_parse(hs_config *o, const char *json, size_t len, const char *path, char *err,
                     size_t errlen) {
     ctx c = { path ? path : "config.json", err, errlen };

@@ -72,6 +72,10 @@ int hs_config_load(hs_config *out, const char *path, char *err, size_t errlen);
  * whose members are appended at top level (e.g. "training"). */
 char *hs_config_to_json(const hs_config *c, const char *extra_json);
 
+/* One line for people, e.g. "trained 17,020 steps in 9 phases; needles 0.6, key-value 0.3,
+ * copy 0" (the model view and `info`). Returns 0 and writes "" when nothing is recorded. */
+int hs_training_describe(char *out, size_t n, const hs_training_info *t);
+
 /* Counts over the whole model. */
 long long hs_config_param_count(const hs_config *c);
 int hs_config_total_heads(const hs_config *c, int *biased, int *nope);

@@ -46,17 +46,6 @@ static void fmt_count(char *out, size_t n, long long v) {
     else snprintf(out, n, "%lld", v);
 }
 
-/* 17020 -> "17,020" */
-static void fmt_thousands(char *out, size_t n, long long v) {
-    char d[32];
-    int len = snprintf(d, sizeof d, "%lld", v < 0 ? 0 : v), o = 0;
-    for (int i = 0; i < len && o + 2 < (int)n; i++) {
-        if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
-        out[o++] = d[i];
-    }
-    out[o] = 0;
-}
-
 static void draw_layers(hs_canvas *c, const hs_view_input *in, double x, double y, double w,
                         double h) {
     const hs_config *cfg = in->cfg;
@@ -160,27 +149,7 @@ void hs_view_model_draw(hs_canvas *c, const hs_view_input *in) {
     /* the checkpoint's training record, where it has one: whether ratio siblings saw the same
      * steps and data is what makes them comparable */
     char l5[160];
-    const hs_training_info *tr = &cfg->training;
-    if (tr->present && (tr->has_steps || tr->shares)) {
-        int u = 0;
-        if (tr->has_steps) {
-            char st[32];
-            fmt_thousands(st, sizeof st, tr->steps);
-            u = snprintf(l5, sizeof l5, "trained %s step%s", st, tr->steps == 1 ? "" : "s");
-            if (tr->phases > 1) u += snprintf(l5 + u, sizeof l5 - u, " in %d phases", tr->phases);
-        } else {
-            u = snprintf(l5, sizeof l5, "trained");
-        }
-        const char *names[3] = { "needles", "key-value", "copy" };
-        const double shares[3] = { tr->p_needle, tr->p_kv, tr->p_copy };
-        for (int i = 0, first = 1; i < 3 && u < (int)sizeof l5; i++) {
-            if (!(tr->shares >> i & 1)) continue;
-            u += snprintf(l5 + u, sizeof l5 - u, "%s %s %.2g", first ? (tr->has_steps ? ";" : " on") : ",",
-                          names[i], shares[i]);
-            first = 0;
-        }
-        lines[nl++] = l5;
-    }
+    if (hs_training_describe(l5, sizeof l5, &cfg->training)) lines[nl++] = l5;
     double ty = c->is_text ? y0 + 0.5 : y0 + ln * 0.5;
     for (int i = 0; i < nl; i++) {
         hs_vc_fit(c, buf, sizeof buf, lines[i], fs * 0.9, rw);

@@ -99,5 +99,24 @@ HS_ROOT="$W/root" "$BIN" info nosuchsample >/dev/null 2>"$W/e"; rc=$?
 "$BIN" info "$W/root/sample-models/mysample" --length 12x >/dev/null 2>"$W/e"; rc=$?
 [ $rc -eq 2 ] && grep -q -- "--length: '12x' is not an integer" "$W/e" || fail "bad --length: exit $rc $(cat "$W/e")"
 
+# a training record in config.json (the recipe's "training" block): one line in the text and an
+# object in the JSON; an init'd checkpoint has none
+"$BIN" info "$W/t1" | grep -q "trained" && fail "info: an init'd model shows a training line"
+python3 - "$W/t1/config.json" <<'PY' || fail "could not edit config.json"
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c["training"] = {"steps": 500, "total_steps": 17020, "earlier_phases": [{}] * 8,
+                 "data": {"p_needle": 0.6, "p_kv": 0.3, "p_copy": 0}}
+json.dump(c, open(p, "w"))
+PY
+"$BIN" info "$W/t1" > "$W/tr.txt" 2>"$W/e" || fail "info with a training record: $(cat "$W/e")"
+grep -qF "  trained 17,020 steps in 9 phases; needles 0.6, key-value 0.3, copy 0" "$W/tr.txt" ||
+    fail "training line: $(grep trained "$W/tr.txt")"
+"$BIN" info "$W/t1" --json | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["training"]
+assert t == {"steps": 17020, "phases": 9, "p_needle": 0.6, "p_kv": 0.3, "p_copy": 0}, t' || fail "training JSON"
+
 [ $fails -eq 0 ] || { echo "$fails failures"; exit 1; }
 echo "$n checkpoints initialised and described"
