@@ -53,6 +53,8 @@ cfgs = {
   "lh_gla": cfg([[M("gla", 2, use_short_conv=True)], [M("nope", 2, num_kv_heads=1)]]),
   "hh_swa": cfg([[M("swa", 3, window=8, rope_theta=500.0), M("nope", 1)]]),
   "hh_gdn": cfg([[M("gdn", 2, allow_neg_eigval=True, conv_size=3), M("nope", 2)]], training={"steps": 1}),
+  "trained": cfg([[M("rope", 2)], [M("nope", 2)]], training={"steps": 500, "total_steps": 17020,
+      "earlier_phases": [{"steps": 1870}, {"steps": 1174}], "data": {"p_needle": 0.6, "p_kv": 0.3, "p_copy": 0}}),
   "rope_dims": cfg([[M("rope", 2, head_k_dim=6, head_v_dim=2)]], tie_word_embeddings=False),
   "no_head_dim": json.dumps({"model_type": "hybrid", "vocab_size": 300, "hidden_size": 8,
       "intermediate_size": 8, "num_hidden_layers": 1, "train_context": 9,
