@@ -17,6 +17,7 @@ tests/gpu/parity.sh); the numbers agree up to bf16 rounding of near-tied argmaxe
 import argparse
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -107,6 +108,43 @@ def acc(doc, task, length):
     return 100.0 * sum(c["correct"] for c in cells) / done if done else float("nan"), done
 
 
+def layout_text(cfg):
+    """The status table's layout column, from config.json: "LH 3:1, swa window 128",
+    "HH, 3 gla + 1 nope heads", "8 x rope"."""
+    layers = [l["mixers"] for l in cfg["layers"]]
+    extra = []
+    for ms in layers:
+        for m in ms:
+            e = None
+            if m["type"] == "swa":
+                e = "swa window %d" % m.get("window", 0)
+            elif m["type"] == "gdn" and m.get("use_short_conv", True):
+                e = "conv %d" % m.get("conv_size", 4)
+            if e and e not in extra:
+                extra.append(e)
+    if all(len(ms) == 2 for ms in layers):
+        b, n = layers[0][0], layers[0][1]
+        return "HH, %d %s + %d nope heads" % (b["num_heads"], b["type"], n["num_heads"])
+    types = [ms[0]["type"] for ms in layers]
+    if len(set(types)) == 1:
+        return "%d x %s" % (len(types), types[0])
+    nope = types.count("nope")
+    g = math.gcd(len(types) - nope, nope)
+    return ", ".join(["LH %d:%d" % ((len(types) - nope) // g, nope // g)] + extra)
+
+
+def steps_text(cfg):
+    """Total steps and the phases': "11799 (1870 + 1174 + ...)"; "?" without a record."""
+    t = cfg.get("training") or {}
+    total = t.get("total_steps", t.get("steps"))
+    if not isinstance(total, int):
+        return "?"
+    parts = [p.get("steps") for p in t.get("earlier_phases", []) if isinstance(p, dict)] + [t.get("steps")]
+    if len(parts) > 1 and all(isinstance(x, int) for x in parts):
+        return "%d (%s)" % (total, " + ".join(str(x) for x in parts))
+    return str(total)
+
+
 def cmd_bar(a):
     names = models()
     depths = ",".join("%.4g" % (i * 100.0 / 9) for i in range(10))
@@ -115,14 +153,21 @@ def cmd_bar(a):
     t0 = time.time()
     with ThreadPoolExecutor(a.jobs) as ex:
         res = list(ex.map(lambda j: (j[0],) + run(j[1]), jobs))
-    print(f"| model | SK1 at L0 | samples |\n|---|---|---|")
+    # the sample-models/README.md status table: SK1 >= 90% over >= 50 prompts meets the bar
+    print("| model | layout (config) | params | steps (phases) | SK1 @ L0 (C engine) | samples | bar |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for n, doc, _ in res:
+        with open(os.path.join(SM, n, "config.json")) as f:
+            cfg = json.load(f)
+        p = subprocess.run([BIN, "info", os.path.join(SM, n), "--json"], capture_output=True, text=True)
+        params = f"{json.loads(p.stdout)['param_count']:,}" if p.returncode == 0 else "?"
+        head = f"| {n} | {layout_text(cfg)} | {params} | {steps_text(cfg)} |"
         if "error" in doc:
-            print(f"| {n} | error: {doc['error'][0]} | |")
+            print(f"{head} error: {doc['error'][0]} | | |")
             continue
         L = doc["lengths"][0]
         x, done = acc(doc, "sk1", L)
-        print(f"| {n} | {x:.0f}% | {done} |")
+        print(f"{head} {x:.0f}% | {done} | {'met' if x >= 90 and done >= 50 else 'missed'} |")
     print(f"\n({len(jobs)} runs, {a.jobs} at a time, {time.time() - t0:.0f} s wall, {os.cpu_count()} CPUs, "
           f"device {DEVICE})")
 
