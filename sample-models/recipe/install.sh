@@ -10,7 +10,9 @@
 # machine's log holds its earlier calls' lines too); FRESH=1 with CALL starts each log anew (the
 # first call of a new run);
 # NO_FIXTURES=1 skips the parity fixtures (installing several calls in a row: the last one
-# writes them).
+# writes them). LOGS_ONLY=1 (with CALL) appends a call's logs and touches nothing else: for the
+# calls of a run whose weights were not kept, DEVICE_FILES_DIR then needs only NAME/config.json
+# and logs/ (as keep_train_state.sh keeps them).
 set -eu
 src=$1; py=${2:-python3}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,6 +25,9 @@ if ls "$src"/models*.tar.gz >/dev/null 2>&1; then
 elif ls "$src"/*/model.safetensors >/dev/null 2>&1 && [ -d "$src/logs" ]; then
   for d in "$src"/*/; do [ -f "$d/model.safetensors" ] && cp -r "$d" "$tmp/"; done
   cp "$src"/logs/* "$tmp/"
+elif [ -n "${LOGS_ONLY:-}" ] && ls "$src"/*/config.json >/dev/null 2>&1 && [ -d "$src/logs" ]; then
+  for d in "$src"/*/; do [ -f "$d/config.json" ] && cp -r "$d" "$tmp/"; done
+  cp "$src"/logs/* "$tmp/"
 else
   echo "install.sh: $src: neither models*.tar.gz nor NAME/model.safetensors with logs/" >&2; exit 1
 fi
@@ -31,8 +36,10 @@ if [ -f "$src/compile_cache.tar.gz" ]; then
   mkdir -p "$root/.compile-cache" && cp "$src/compile_cache.tar.gz" "$root/.compile-cache/"
   echo "compile cache kept in .compile-cache/ (name it in the next training call's carry)"
 fi
+[ -n "${LOGS_ONLY:-}" ] && [ -z "${CALL:-}" ] && { echo "install.sh: LOGS_ONLY needs CALL=N" >&2; exit 2; }
 present=""
 for d in "$tmp"/*/; do
+  [ -n "${LOGS_ONLY:-}" ] && break
   n=$(basename "$d")
   [ -f "$d/model.safetensors" ] || continue
   [ -n "${ONLY:-}" ] && case " $ONLY " in *" $n "*) ;; *) continue ;; esac
@@ -79,6 +86,7 @@ PY
   fi
   [ -f "$tmp/$n.eval.json" ] && cp "$tmp/$n.eval.json" "$here/logs/"
 done
+[ -n "${LOGS_ONLY:-}" ] && { echo "call $CALL: logs appended (LOGS_ONLY)"; exit 0; }
 "$py" - "$root/sample-models/families.json" $present <<'PY'
 import json, os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(sys.argv[1]), "recipe"))

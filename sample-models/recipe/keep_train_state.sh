@@ -1,0 +1,36 @@
+#!/bin/bash
+# Keeps a training run in the repository at a session break, in train-state/ (committed; a
+# fresh checkout loses the ignored .train-state/): the last call's weights and configs, and
+# every call's configs and logs. A later session continues from the weights
+# (`stage_init.sh stage train-state/callLAST NAME...`, which also moves train-state/ aside for
+# the device) and, when the run ships, installs the earlier calls' logs in order
+# (`LOGS_ONLY=1 CALL=N install.sh train-state/callN`, FRESH=1 for the run's first call).
+# `git rm -r train-state` once the run has shipped.
+#   bash sample-models/recipe/keep_train_state.sh CALL...   (from .train-state/callN; the last one's weights)
+set -eu
+[ $# -ge 1 ] || { echo "usage: keep_train_state.sh CALL... (the call numbers of .train-state/callN, in order)" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/../.." && pwd)
+last=${!#}
+for n in "$@"; do
+    case $n in ''|*[!0-9]*) echo "keep_train_state.sh: call number: expected digits, got '$n'" >&2; exit 2 ;; esac
+    [ -d "$root/.train-state/call$n/logs" ] ||
+        { echo "keep_train_state.sh: .train-state/call$n: no such call (unpack_call.sh first)" >&2; exit 1; }
+done
+for n in "$@"; do
+    src=$root/.train-state/call$n dst=$root/train-state/call$n
+    rm -rf "$dst.tmp" && mkdir -p "$dst.tmp/logs"
+    for f in "$src"/logs/*.log "$src"/logs/*.eval.json; do
+        [ -f "$f" ] && [ "$(basename "$f")" != dmon.log ] && cp "$f" "$dst.tmp/logs/"
+    done
+    for d in "$src"/*/; do
+        name=$(basename "$d")
+        [ -f "$d/config.json" ] || continue
+        mkdir -p "$dst.tmp/$name" && cp "$d/config.json" "$dst.tmp/$name/"
+        if [ "$n" = "$last" ]; then
+            [ -f "$d/model.safetensors" ] || { echo "keep_train_state.sh: $d: no weights" >&2; exit 1; }
+            cp "$d/model.safetensors" "$dst.tmp/$name/"
+        fi
+    done
+    rm -rf "$dst" && mv "$dst.tmp" "$dst"
+done
+echo "train-state/: calls $*, weights of call $last ($(du -sh "$root/train-state" | cut -f1)); commit it"
