@@ -100,28 +100,9 @@ static_assert(GLA_PF % GLA_DPF == 0, "the drop ring's slot is the step's slot mo
 #ifndef GLA_BURST
 #define GLA_BURST 4              /* SWLA overlap: a burst's dropped chunks loaded together */
 #endif
-/* SWLA reads each chunk's U twice, W/64 steps apart: the window's U (32 MB at W = 4096, 8 heads
- * of 128 x 128) fits the L2 if nothing else crowds it out, so the scan stores Z evict-first
- * (st.cs: the output kernel reads it much later) and reads a dropped chunk's U as its last use
- * (ld.cs); the second read then hits the L2 instead of the HBM. 0 turns the hints off (A/B). */
-#ifndef GLA_SCAN_HINTS
-#define GLA_SCAN_HINTS 1
-#endif
-__device__ __forceinline__ float2 gla_scan_ld_last(const float2 *p) {
-#if GLA_SCAN_HINTS
-    return __ldcs(p);
-#else
-    return *p;
-#endif
-}
-__device__ __forceinline__ void gla_scan_st_z(float2 *p, float2 v, bool swla) {
-#if GLA_SCAN_HINTS
-    if (swla) { __stcs(p, v); return; }
-#else
-    (void)swla;
-#endif
-    *p = v;
-}
+/* No cache hints on the scan's loads and stores: session 21 measured st.cs on Z and ld.cs on the
+ * dropped U (so that the window's second read of U might hit the L2) on the H100 at 64K, and the
+ * L2 hit rate did not move (36.5% against 35.5%) while plain lost 5% (docs/bench-notes.md). */
 
 /* Two adjacent elements of a state row per thread (one head and row: one P), so that every
  * thread of 8 heads of 128 x 128 is resident at once (256 blocks of 256, two a SM at 92
@@ -164,7 +145,7 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
         if (a.swla && d < last) {
             const int f1 = la_chunk_fz(d + 1, a.T, a.swla, a.W, a.S);
             if (f1 > fpre) {
-                db[d] = gla_scan_ld_last(&u[(size_t)fpre * s2]);
+                db[d] = u[(size_t)fpre * s2];
                 dpb[d] = a.P[(size_t)fpre * pst + pi];
             }
             fpre = f1;
@@ -188,12 +169,12 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
             if (a.swla && n + GLA_DPF < last) {
                 const int f1 = la_chunk_fz(n + GLA_DPF + 1, a.T, a.swla, a.W, a.S);
                 if (f1 > fpre) {
-                    db[dd] = gla_scan_ld_last(&u[(size_t)fpre * s2]);
+                    db[dd] = u[(size_t)fpre * s2];
                     dpb[dd] = a.P[(size_t)fpre * pst + pi];
                 }
                 fpre = f1;
             }
-            gla_scan_st_z(&z[(size_t)n * s2], zs, a.swla != 0);
+            z[(size_t)n * s2] = zs;
             if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
             if (n == last) break;
             const float g = expf(pn);
@@ -222,7 +203,7 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
                         bu[i] = make_float2(0.0f, 0.0f);
                         bp[i] = 0.0f;
                         if (f + i < fz) {
-                            bu[i] = gla_scan_ld_last(&u[(size_t)(f + i) * s2]);
+                            bu[i] = u[(size_t)(f + i) * s2];
                             bp[i] = a.P[(size_t)(f + i) * pst + pi];
                         }
                     }

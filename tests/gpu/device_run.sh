@@ -3,10 +3,12 @@
 # when the image lacks libcjson/openblas; tests/gpu/fetch_carry.sh fetches .deps and .whl on a
 # machine with a network), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
-# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed, scanab.
+# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
+# what $OUT held before this run (a training call's checkpoints, in session 21) is not ours to pack
+pre=$(mktemp); find "$OUT" -maxdepth 1 -type f -printf '%P\n' | sort > "$pre"
 steps=${*:-kcheck parity graph sanitize bench}
 exec > >(tee -a "$OUT/run.log") 2>&1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -21,7 +23,7 @@ if ! pkg-config --exists libcjson openblas 2>/dev/null && [ -d .deps ]; then
 fi
 t0=$(date +%s)
 # steps that use only the linear-attention check program skip the engine's build (~70 s)
-la_only=1; for s in $steps; do case $s in scanab|laprof) ;; *) la_only=0 ;; esac; done
+la_only=1; for s in $steps; do case $s in laprof) ;; *) la_only=0 ;; esac; done
 if [ $la_only = 0 ]; then
     make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
@@ -122,36 +124,6 @@ lagain)  # the linear-attention side of the bench in ~6-8 min: la_check (both gd
     BENCH_PRESETS=${BENCH_PRESETS:-376m} BENCH_TYPES=${BENCH_TYPES:-"gla gdn"} BENCH_LENGTHS=${BENCH_LENGTHS:-4096,65536} \
         BENCH_KERNELS=0 BENCH_EAGER_PRESETS= bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1
     echo "bench rc=$?"; cat "$OUT/bench.log" ;;
-scanab)  # session 20's gla scan changes (L2 hints, batched overlap drops) against builds without them:
-        # la_check on the default build, then plain / exact / overlap SWLA rows of the default and
-        # the A/B builds at 4K and 64K, three rounds interleaved (best of each is what counts),
-        # and ncu's times at 64K; scannohint is the default without the L2 hints, dpf8 the default with the
-        # dropped chunks loaded 8 steps ahead instead of 4 (128 registers, 16 bytes spilled), the
-        # fourth, burst1, the overlap bursts' drops loaded one at a time (as before session 20)
-    # the four builds at once (one nvcc each, ~30 s alone)
-    # (wait on the builds' pids: a bare wait would also wait on the tee that run.log comes from)
-    pids=(); for v in "" scannohint dpf8 burst1; do
-        LA_VARIANT=$v bash tests/gpu/la_build.sh build > "$OUT/scanab_build_${v:-default}.log" 2>&1 & pids+=($!)
-    done
-    wait "${pids[@]}"
-    la=build/la_check nh=build/la_check_scannohint d8=build/la_check_dpf8 b1=build/la_check_burst1
-    [ -x $la ] && [ -x $nh ] && [ -x $d8 ] && [ -x $b1 ] || { echo "scanab: build failed"; tail -5 "$OUT"/scanab_build_*.log; continue; }
-    echo "scanab build_s=$(( $(date +%s) - t0 ))"
-    timeout 90 "$la" check | tail -1
-    for r in 1 2 3; do for T in 4096 65536; do for b in "$la" "$nh" "$d8" "$b1"; do
-        timeout 60 "$b" bench $T 8 128 gla_chunk | grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" |
-            sed "s|^|scanab round=$r build=$(basename "$b") |"
-    done; done; done
-    # ncu at 64K: every gla kernel of the hinted build's exact and overlap rows (overlap has no
-    # cut chunks: its out kernel against exact's says what the cut chunk costs), the scan alone
-    # for the other two builds' exact row
-    if command -v ncu >/dev/null; then for spec in "$la:exact_swla:gla_" "$la:overlap_swla:gla_" "$nh:exact_swla:gla_scan" "$d8:exact_swla:gla_scan" "$b1:overlap_swla:gla_scan"; do
-        b=${spec%%:*}; rest=${spec#*:}; row=${rest%%:*}; kre=${rest#*:}; f="$OUT/scanab_ncu_$(basename "$b")_$row.txt"
-        timeout 120 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct \
-            -k regex:$kre --launch-count 6 "$b" bench 65536 8 128 gla_chunk_$row > "$f" 2>&1
-        echo "scanab ncu $(basename "$b") $row rc=$?"
-        grep -E "^  [a-z_]+kernel|gpu__time_duration|dram__bytes|lts__t_sector_hit_rate" "$f" | sed 's/^ */  /'
-    done; fi ;;
 decode)   # the GPU decoder against the CPU decoder and the GPU forward (not in the default steps: name it)
     timeout 400 bash tests/gpu/decode_check.sh > "$OUT/decode.log" 2>&1; echo "decode rc=$?"; cat "$OUT/decode.log" ;;
 map)    # GPU pooled maps against the CPU (parity's map section), then their time at 64K (376m)
@@ -241,13 +213,14 @@ ladetail) # why the chunk kernels take their time: one 64K launch of each, ncu's
     grep -E "^  [a-z_]+kernel|Duration" "$OUT/ladetail_gla_exact_swla.txt" | sed 's/^ */  /' ;;
 dspeed) timeout 300 bash tests/gpu/decode_speed.sh "$HS_BIN" > "$OUT/dspeed.log" 2>&1; echo "dspeed rc=$?"; cat "$OUT/dspeed.log" ;;
 esac; done
-# The device tool brings back at most 8 files of up to 16 MiB: past 7, everything but run.log
-# goes into one archive (ncu's report files left out of it if it would be too large; their text
-# and source pages stay in).
+# The device tool brings back at most 8 files of up to 16 MiB: past 7, this run's files but
+# run.log go into one archive (ncu's report files left out of it if it would be too large; their
+# text and source pages stay in). Files that were in $OUT before the run stay as they are.
+find "$OUT" -maxdepth 1 -type f ! -name run.log ! -name detail.tgz -printf '%P\n' | sort | comm -23 - "$pre" > /tmp/hs_pack.list
 n=$(find "$OUT" -maxdepth 1 -type f ! -name run.log | wc -l)
-if [ "$n" -gt 7 ]; then
-    (cd "$OUT" && find . -maxdepth 1 -type f ! -name run.log ! -name detail.tgz -printf '%P\n' > /tmp/hs_pack.list &&
-        tar czf detail.tgz -T /tmp/hs_pack.list &&
+if [ "$n" -gt 7 ] && [ -s /tmp/hs_pack.list ]; then
+    (cd "$OUT" && tar czf detail.tgz -T /tmp/hs_pack.list &&
         { [ "$(stat -c %s detail.tgz)" -lt 16000000 ] || tar czf detail.tgz --exclude='*.ncu-rep' -T /tmp/hs_pack.list; } &&
-        xargs rm -f < /tmp/hs_pack.list && echo "packed $n files into detail.tgz ($(du -h detail.tgz | cut -f1))")
+        xargs rm -f < /tmp/hs_pack.list && echo "packed $(wc -l < /tmp/hs_pack.list) files into detail.tgz ($(du -h detail.tgz | cut -f1))")
 fi
+rm -f "$pre"

@@ -36,8 +36,6 @@ if [ "${LA_AB:-1}" = 1 ]; then   # the A/B rows at LA_AB_LENGTHS (default 4096 6
     variant_rows gla32w "gla_chunk_(plain|exact)"
     # the gdn output kernel at two 8-warp blocks a SM (S_n from global memory)
     variant_rows gdnout2 "gdn_chunk_(plain|overlap)"
-    # the gla scan without the L2 hints that keep the window's U for its second read (session 20)
-    variant_rows scannohint "gla_chunk_(plain|exact_swla|overlap_swla)"
 fi
 [ "${LA_FLA:-0}" = 1 ] || exit 0
 if ls .whl/fla_core-*.whl .whl/flash_linear_attention-*.whl >/dev/null 2>&1; then
