@@ -30,7 +30,7 @@ size_t cu_la_gdn_work_bytes(int T, int H, int dk, int dv);
 
 /* The most dynamic shared memory any chunk kernel takes for these head dims. */
 static size_t cu_la_chunk_smem_max(int dk, int dv) {
-    size_t m = gla_out_make(dk, dv, false).total * sizeof(float), l = gla_local_smem(dk, dv), g = cu_la_gdn_smem_max(dk, dv);
+    size_t m = gla_out_make(dk, dv, 0).total * sizeof(float), l = gla_local_smem(dk, dv), g = cu_la_gdn_smem_max(dk, dv);
     if (l > m) m = l;
     return g > m ? g : m;
 }
@@ -69,10 +69,12 @@ int cu_la_sm_count(void) {
     return v;
 }
 
-/* HS_CUDA_LA_STAGE=0 takes the forms for devices with less shared memory anyway (to check
- * them on a Hopper GPU). */
+/* The most staging the chunk kernels may use where the shared memory allows: 2 (gla: the cut
+ * chunk's products built early; gdn stages at any level above 0). HS_CUDA_LA_STAGE=0 takes the
+ * forms for devices with less shared memory anyway (to check them on a Hopper GPU), =1 the gla
+ * output kernel that builds the cut chunk's products after its own terms (A/B, la_check). */
 int cu_la_stage_allowed(void) {
-    static const int v = !cu_la_env_is("HS_CUDA_LA_STAGE", "0");
+    static const int v = cu_la_env_is("HS_CUDA_LA_STAGE", "0") ? 0 : cu_la_env_is("HS_CUDA_LA_STAGE", "1") ? 1 : 2;
     return v;
 }
 
@@ -128,9 +130,12 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     a.Lz = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + pd_bytes);
     a.Kh = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + 2 * pd_bytes);
 
-    /* the prefetching output kernel where the device gives a block its shared memory */
-    a.stage = swla != CU_SWLA_OFF && cu_la_stage_allowed() &&
-              gla_out_make(dk, dv, true).total * sizeof(float) <= cu_la_smem_optin();
+    /* the prefetching output kernel (and the one that also builds the cut chunk's products
+     * early) where the device gives a block its shared memory */
+    a.stage = 0;
+    if (swla != CU_SWLA_OFF && cu_la_stage_allowed())
+        for (int g = cu_la_stage_allowed(); g > 0 && !a.stage; g--)
+            if (gla_out_make(dk, dv, g).total * sizeof(float) <= cu_la_smem_optin()) a.stage = g;
     static size_t local_set, out_set;
     const size_t ls = gla_local_smem(dk, dv), os = gla_out_make(dk, dv, a.stage).total * sizeof(float);
     cudaError_t e = set_smem((const void *)gla_local_kernel, ls, &local_set);
@@ -141,7 +146,7 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     if (a.N > 1) {
         const size_t elems = (size_t)H * dk * dv;
-        gla_scan_kernel<<<(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), GLA_SCAN_THREADS, 0, st>>>(a);
+        (a.swla != CU_SWLA_OFF ? gla_scan_kernel<GLA_DPF> : gla_scan_kernel<0>)<<<(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), GLA_SCAN_THREADS, 0, st>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     gla_out_kernel<<<grid, GLA_THREADS, os, st>>>(a);

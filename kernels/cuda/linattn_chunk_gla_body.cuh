@@ -33,8 +33,9 @@ struct gla_args {
     float *Kh;                   /* SWLA: Khat of every chunk [N*LC, H*dk] for the cut chunks (else NULL) */
     int T, H, dk, dv, N, swla, W, S;
     float scale;
-    /* 1 where the device's shared memory allows (Hopper: 227 KB a block): under SWLA the output
-     * kernel prefetches the first cut chunk's Khat and v into tiles of their own */
+    /* under SWLA, where the device's shared memory allows (Hopper: 227 KB a block): 1, the
+     * output kernel prefetches the newest cut chunk's Khat and v into tiles of their own; 2, it
+     * also builds that chunk's products early (GLA_CUT_EARLY below); 0 neither */
     int stage;
 };
 
@@ -96,7 +97,6 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
 #ifndef GLA_DPF
 #define GLA_DPF 4                /* SWLA: steps ahead the dropped chunks' U and P are loaded */
 #endif
-static_assert(GLA_PF % GLA_DPF == 0, "the drop ring's slot is the step's slot mod GLA_DPF");
 #ifndef GLA_BURST
 #define GLA_BURST 4              /* SWLA overlap: a burst's dropped chunks loaded together */
 #endif
@@ -109,7 +109,13 @@ static_assert(GLA_PF % GLA_DPF == 0, "the drop ring's slot is the step's slot mo
  * registers; one element per thread made 512 blocks at 78 registers, three a SM, and left a
  * second, partial wave) and each load moves 8 bytes. */
 #define GLA_SCAN_THREADS 256
+/* DPF = 0: the plain scan, without the drop ring's registers and branches (so that the SWLA
+ * scan's depth, GLA_DPF, costs plain nothing); DPF > 0: SWLA, drops loaded DPF steps ahead */
+template <int DPF>
 __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gla_args a) {
+    static_assert(DPF == 0 || GLA_PF % DPF == 0, "the drop ring's slot is the step's slot mod DPF");
+    constexpr bool SW = DPF > 0;
+    constexpr int DR = SW ? DPF : 1;     /* the drop ring's length */
     const size_t per_head = (size_t)a.dk * a.dv, stride = (size_t)a.H * per_head, s2 = stride / 2;
     const size_t e = 2 * ((size_t)blockIdx.x * blockDim.x + threadIdx.x);
     if (e >= stride) return;
@@ -125,13 +131,13 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
     float2 ub[GLA_PF];
     float pb[GLA_PF];
     /* SWLA: step n drops chunks [fz(n), fz(n+1)) from the state; db[d], dpb[d] hold U and P of
-     * the first of them (chunk fz(n)), loaded GLA_DPF steps ahead (U is its own buffer under
+     * the first of them (chunk fz(n)), loaded DPF steps ahead (U is its own buffer under
      * SWLA). Exact windows drop at most one chunk a step; an overlap burst loads its further
      * chunks in the step. (Loaded one drop ahead, the exact window's scan waited on each
-     * drop's load: 2.5x the plain scan's time on the H200. GLA_DPF < GLA_PF keeps the kernel
+     * drop's load: 2.5x the plain scan's time on the H200. DPF < GLA_PF keeps the kernel
      * within the 128 registers of two blocks a SM.) */
-    float2 db[GLA_DPF];
-    float dpb[GLA_DPF];
+    float2 db[DR];
+    float dpb[DR];
     int fpre = 0;                /* fz of the next step to prefetch for */
     #pragma unroll
     for (int d = 0; d < GLA_PF; d++) {
@@ -139,10 +145,10 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
         pb[d] = d < last ? a.P[(size_t)d * pst + pi] : 0.0f;
     }
     #pragma unroll
-    for (int d = 0; d < GLA_DPF; d++) {
+    for (int d = 0; d < DR; d++) {
         db[d] = make_float2(0.0f, 0.0f);
         dpb[d] = 0.0f;
-        if (a.swla && d < last) {
+        if (SW && d < last) {
             const int f1 = la_chunk_fz(d + 1, a.T, a.swla, a.W, a.S);
             if (f1 > fpre) {
                 db[d] = u[(size_t)fpre * s2];
@@ -159,15 +165,15 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
         for (int d = 0; d < GLA_PF; d++) {
             const int n = n0 + d;
             if (n > last) break;
-            const int dd = d % GLA_DPF;
+            const int dd = d % DR;
             const float2 un = ub[d], dn = db[dd];
             const float pn = pb[d], dpn = dpb[dd];
             if (n + GLA_PF < last) {
                 ub[d] = u[(size_t)(n + GLA_PF) * s2];
                 pb[d] = a.P[(size_t)(n + GLA_PF) * pst + pi];
             }
-            if (a.swla && n + GLA_DPF < last) {
-                const int f1 = la_chunk_fz(n + GLA_DPF + 1, a.T, a.swla, a.W, a.S);
+            if (SW && n + DPF < last) {
+                const int f1 = la_chunk_fz(n + DPF + 1, a.T, a.swla, a.W, a.S);
                 if (f1 > fpre) {
                     db[dd] = u[(size_t)fpre * s2];
                     dpb[dd] = a.P[(size_t)fpre * pst + pi];
@@ -181,7 +187,7 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
             zs.x = g * zs.x + un.x;
             zs.y = g * zs.y + un.y;
             wsum += pn;
-            if (a.swla) {
+            if (SW) {
                 /* chunks leaving the window: subtract each as the U it was added with, decayed
                  * by the P summed since */
                 const int fz = la_chunk_fz(n + 1, a.T, a.swla, a.W, a.S);
@@ -220,13 +226,26 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
 /* ---- output ---------------------------------------------------------------------------- */
 
 struct gla_out_layout {
-    size_t qs, ks, bs, vs, as, pj, ez, lo, scr, vx, kx, total; /* float offsets */
+    size_t qs, ks, bs, vs, as, pj, ez, lo, scr, vx, kx, ct, total; /* float offsets */
 };
+
+/* The warps that sit out the off-diagonal blocks (10 of 16) build the newest cut chunk's
+ * Qhat Khat^T tiles meanwhile, when a window edge cuts one chunk only (exact SWLA with W a
+ * multiple of the chunk: 10 tiles, one each), each in a 16 x 16 slab of its own (first its
+ * 16 x 8 slices of Qhat, then the product), which waits there until A V is done with `as`.
+ * Built after the chunk's own terms, as before, they took 10 tile products, Qhat in place and
+ * two barriers on the block's serial path: ~0.6 ms of exact SWLA's 1.0 ms over plain at 64K on
+ * the H100 (with the cut chunk's A V, which stays). */
+#define GLA_CUT_WARPS (GLA_WARPS - GLA_OFFDIAG)
+#define GLA_CUT_SLAB 256         /* floats a cut warp holds: its 16 x 12 slice of Qhat, then the tile */
+#define GLA_CUT_LDQ 12
 
 /* staged (SWLA on a device with the room): the cut chunk's v tile vx over the off-diagonal
  * scratch (free by the time it is loaded) and its Khat tile kx after it, ~216 KB at
- * dk = dv = 128; unstaged, the loop loads them over ks and vs (~177 KB) */
-__host__ __device__ static gla_out_layout gla_out_make(int dk, int dv, bool staged) {
+ * dk = dv = 128, and at stage 2 the cut warps' slabs ct after those (~226 KB); unstaged, the
+ * loop loads them over ks and vs (~177 KB) */
+__host__ __device__ static gla_out_layout gla_out_make(int dk, int dv, int stage) {
+    const bool staged = stage > 0;
     gla_out_layout L;
     size_t off = 0;
     L.qs = off; off += (size_t)LC * (dk + 4);
@@ -241,6 +260,7 @@ __host__ __device__ static gla_out_layout gla_out_make(int dk, int dv, bool stag
     const size_t scr = (size_t)GLA_OFFDIAG * GLA_SCR, vx = (size_t)LC * (dv + 4);
     off += staged && vx > scr ? vx : scr;
     L.kx = off; if (staged) off += (size_t)LC * (dk + 4);
+    L.ct = off; if (stage > 1) off += (size_t)GLA_CUT_WARPS * GLA_CUT_SLAB;
     L.total = off;
     return L;
 }
@@ -261,8 +281,8 @@ __device__ static void gla_chunk_decay(const gla_args &a, int j, int h, float *e
 __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args a) {
     LA_SMEM(float, sm);
     const int dk = a.dk, dv = a.dv, LDK = dk + 4, LDV = dv + 4;
-    const bool win = a.swla != CU_SWLA_OFF, staged = win && a.stage;
-    const gla_out_layout Ly = gla_out_make(dk, dv, staged);
+    const bool win = a.swla != CU_SWLA_OFF, staged = win && a.stage > 0;
+    const gla_out_layout Ly = gla_out_make(dk, dv, win ? a.stage : 0);
     float *qs = sm + Ly.qs, *ks = sm + Ly.ks, *bs = sm + Ly.bs, *vs = sm + Ly.vs, *as = sm + Ly.as;
     float *pj = sm + Ly.pj, *ez = sm + Ly.ez;
     int *lo = (int *)(sm + Ly.lo);
@@ -291,6 +311,14 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     for (int t = tid; t < LC; t += blockDim.x) lo[t] = (int)la_chunk_lo((long)t0 + t, a.swla, a.W, a.S);
     __pipeline_wait_prior(0);
     __syncthreads();
+    /* key columns of cut chunk j before kfirst(rb) are masked for every row of row block rb
+     * (the visible start never decreases with t): those tiles are neither computed nor read */
+    #define KFIRST(rb, j) (min(LC, max(0, lo[(rb) * 16] - (j) * LC)) & ~15)
+    /* one cut chunk whose tiles the idle warps can take (every thread counts them alike) */
+    int ncut = 0;
+    if (pre && a.stage > 1 && pd == fz - 1)
+        for (int rb = 0; rb < 4; rb++) ncut += 4 - KFIRST(rb, pd) / 16;
+    const bool early = pre && a.stage > 1 && pd == fz - 1 && ncut <= GLA_CUT_WARPS;
     la_tile_each4(dk, [&](int r, int c) { la_mul4(qs + r * LDK + c, make_float4(a.scale, a.scale, a.scale, a.scale)); });
     /* bs: the in-chunk cumulative log decay, in log2 units (every use below is 2^(difference)) */
     for (int c = tid; c < dk; c += blockDim.x) {
@@ -324,6 +352,27 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
             __syncwarp();
         }
         wmma::store_matrix_sync(as + bi * 16 * LA_LDA + bj * 16, acc, LA_LDA, wmma::mem_row_major);
+    } else if (early && warp - GLA_OFFDIAG < ncut) {
+        /* the cut warps: tile i of the cut chunk's needed tiles (row blocks in order, key
+         * blocks from kfirst), Qhat = q/sqrt(dk) exp(b_t) exp(Lz) built a 16 x 8 slice at a time
+         * (the exponent b_t + Lz <= 0, as the two factors it stands for) */
+        int rb = 0, i = warp - GLA_OFFDIAG;
+        while (i >= 4 - KFIRST(rb, pd) / 16) i -= 4 - KFIRST(rb, pd) / 16, rb++;
+        const int cb = KFIRST(rb, pd) / 16 + i;
+        float *qh = sm + Ly.ct + (size_t)(warp - GLA_OFFDIAG) * GLA_CUT_SLAB;
+        la_acc acc;
+        wmma::fill_fragment(acc, 0.0f);
+        for (int c0 = 0; c0 < dk; c0 += 8) {
+            for (int e = lane; e < 16 * 8; e += 32) {
+                const int row = e >> 3, cc = c0 + (e & 7), t = rb * 16 + row;
+                const float lz = lzs ? ez[cc] * (float)LA_LOG2E : 0.0f;
+                qh[row * GLA_CUT_LDQ + (e & 7)] = qs[t * LDK + cc] * la_exp2(bs[t * LDK + cc] + lz);
+            }
+            __syncwarp();
+            la_mma<la_a_row, la_b_col>(acc, qh, GLA_CUT_LDQ, 8, kc + cb * 16 * LDK + c0, LDK, 8, 8);
+            __syncwarp();
+        }
+        wmma::store_matrix_sync(qh, acc, 16, wmma::mem_row_major);
     }
     __syncthreads();
     if (pre) {                             /* the off-diagonal scratch is free: the cut chunk's v over it */
@@ -402,7 +451,27 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
             }
         }
     }
-    if (pd < fz) {
+    if (early) {
+        /* the cut warps' tiles into A, masked; then A V with the cut chunk's v */
+        __syncthreads();                   /* every warp is done with A for its own terms */
+        for (int e = tid; e < ncut * 256; e += blockDim.x) {
+            int rb = 0, i = e >> 8;
+            while (i >= 4 - KFIRST(rb, pd) / 16) i -= 4 - KFIRST(rb, pd) / 16, rb++;
+            const int r = (e >> 4) & 15, c = e & 15, t = rb * 16 + r, s = (KFIRST(rb, pd) / 16 + i) * 16 + c;
+            as[t * LA_LDA + s] = (long)pd * LC + s < lo[t] ? 0.0f : sm[Ly.ct + (size_t)(e >> 8) * GLA_CUT_SLAB + r * 16 + c];
+        }
+        __pipeline_wait_prior(0);          /* the cut chunk's v */
+        __syncthreads();
+        #pragma unroll
+        for (int u = 0; u < GLA_TPW; u++) {
+            const int tile = warp + GLA_WARPS * u;
+            if (tile < ntile) {
+                const int rb = tile / nbv, cb = tile % nbv, k0 = KFIRST(rb, pd);
+                la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA + k0, LA_LDA, 8, vc + (size_t)k0 * LDV + cb * 16,
+                                           LDV, (size_t)8 * LDV, LC - k0);
+            }
+        }
+    } else if (pd < fz) {
         /* chunks cut by a window edge, newest first; Qhat = Qt exp(G_{end of n-1} - G_{end of j}) */
         if (lzs)
             for (int c = tid; c < dk; c += blockDim.x) ez[c] = expf(ez[c]);
@@ -418,12 +487,9 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
             if (j > pd) gla_chunk_decay(a, j, h, pj);   /* (only to carry Qhat past j) */
             __pipeline_wait_prior(0);
             __syncthreads();
-            /* key columns before kfirst(rb) are masked for every row of row block rb (the visible
-             * start never decreases with t): those tiles are neither computed nor read */
-            #define KFIRST(rb) (min(LC, max(0, lo[(rb) * 16] - j * LC)) & ~15)
             for (int tile = warp; tile < 16; tile += GLA_WARPS) {
                 const int rb = tile >> 2, cb = tile & 3;
-                if (cb * 16 < KFIRST(rb)) continue;
+                if (cb * 16 < KFIRST(rb, j)) continue;
                 la_acc c;
                 wmma::fill_fragment(c, 0.0f);
                 la_mma<la_a_row, la_b_col>(c, qs + rb * 16 * LDK, LDK, 8, kc + cb * 16 * LDK, LDK, 8, dk);
@@ -432,7 +498,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
             __syncthreads();
             for (int e = tid; e < LC * LC; e += blockDim.x) {
                 const int t = e / LC, s = e % LC;
-                if (s >= KFIRST(t >> 4) && (long)j * LC + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
+                if (s >= KFIRST(t >> 4, j) && (long)j * LC + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
             }
             if (j > pd)                    /* carry Qhat back across chunk j for the next one */
                 la_tile_each4(dk, [&](int r, int c) { la_mul4(qs + r * LDK + c, *(const float4 *)(pj + c)); });
@@ -441,14 +507,14 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
             for (int u = 0; u < GLA_TPW; u++) {
                 const int tile = warp + GLA_WARPS * u;
                 if (tile < ntile) {
-                    const int rb = tile / nbv, cb = tile % nbv, k0 = KFIRST(rb);
+                    const int rb = tile / nbv, cb = tile % nbv, k0 = KFIRST(rb, j);
                     la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA + k0, LA_LDA, 8, vc + (size_t)k0 * LDV + cb * 16,
                                                LDV, (size_t)8 * LDV, LC - k0);
                 }
             }
-            #undef KFIRST
         }
     }
+    #undef KFIRST
     __syncthreads();                       /* vs becomes the output staging area */
     #pragma unroll
     for (int u = 0; u < GLA_TPW; u++) {

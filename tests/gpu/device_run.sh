@@ -3,7 +3,7 @@
 # when the image lacks libcjson/openblas; tests/gpu/fetch_carry.sh fetches .deps and .whl on a
 # machine with a network), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
-# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed.
+# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed, cutab.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
@@ -23,7 +23,7 @@ if ! pkg-config --exists libcjson openblas 2>/dev/null && [ -d .deps ]; then
 fi
 t0=$(date +%s)
 # steps that use only the linear-attention check program skip the engine's build (~70 s)
-la_only=1; for s in $steps; do case $s in laprof) ;; *) la_only=0 ;; esac; done
+la_only=1; for s in $steps; do case $s in laprof|cutab) ;; *) la_only=0 ;; esac; done
 if [ $la_only = 0 ]; then
     make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
@@ -92,6 +92,7 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
         echo "la_check default: $(timeout 60 "$la" check | tail -1)"
         echo "la_check HS_CUDA_GDN_BV=16: $(HS_CUDA_GDN_BV=16 timeout 60 "$la" check | tail -1)"
         echo "la_check HS_CUDA_LA_STAGE=0: $(HS_CUDA_LA_STAGE=0 timeout 60 "$la" check | tail -1)"
+        echo "la_check HS_CUDA_LA_STAGE=1: $(HS_CUDA_LA_STAGE=1 timeout 60 "$la" check | tail -1)"
     else echo "verify: la_check build failed"; fi
     wait $vlb
     for v in gla32w gdnout2; do
@@ -124,6 +125,30 @@ lagain)  # the linear-attention side of the bench in ~6-8 min: la_check (both gd
     BENCH_PRESETS=${BENCH_PRESETS:-376m} BENCH_TYPES=${BENCH_TYPES:-"gla gdn"} BENCH_LENGTHS=${BENCH_LENGTHS:-4096,65536} \
         BENCH_KERNELS=0 BENCH_EAGER_PRESETS= bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1
     echo "bench rc=$?"; cat "$OUT/bench.log" ;;
+cutab)  # session 21's early cut-chunk products in the gla output kernel (stage 2) against stage 1
+        # (HS_CUDA_LA_STAGE=1: the products after the chunk's own terms) and the SWLA scan's drops
+        # 8 steps ahead for SWLA only: la_check at both stages, plain / exact / overlap rows at 4K
+        # and 64K in three interleaved rounds (best of each counts), ncu's out-kernel time at 64K
+    pids=(); for v in "" dpf8; do
+        LA_VARIANT=$v bash tests/gpu/la_build.sh build > "$OUT/cutab_build_${v:-default}.log" 2>&1 & pids+=($!)
+    done
+    wait "${pids[@]}"
+    la=build/la_check d8=build/la_check_dpf8
+    [ -x $la ] && [ -x $d8 ] || { echo "cutab: build failed"; tail -5 "$OUT"/cutab_build_*.log; continue; }
+    echo "cutab build_s=$(( $(date +%s) - t0 ))"
+    echo "la_check stage 2: $(timeout 90 "$la" check | tail -1)"
+    echo "la_check stage 1: $(HS_CUDA_LA_STAGE=1 timeout 90 "$la" check | tail -1)"
+    echo "la_check dpf8: $(timeout 90 "$d8" check | tail -1)"
+    for r in 1 2 3; do for T in 4096 65536; do for cfg in "2:$la" "1:$la" "2:$d8"; do
+        b=${cfg#*:}; HS_CUDA_LA_STAGE=${cfg%%:*} timeout 60 "$b" bench $T 8 128 gla_chunk |
+            grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" | sed "s|^|cutab round=$r build=$(basename "$b") stage=${cfg%%:*} |"
+    done; done; done
+    if command -v ncu >/dev/null; then for st in 2 1; do
+        HS_CUDA_LA_STAGE=$st timeout 120 ncu --metrics gpu__time_duration.sum -k regex:gla_ --launch-count 6 \
+            "$la" bench 65536 8 128 gla_chunk_exact_swla > "$OUT/cutab_ncu_stage$st.txt" 2>&1
+        echo "cutab ncu stage $st rc=$?"
+        grep -E "^  [a-z_]+kernel|gpu__time_duration" "$OUT/cutab_ncu_stage$st.txt" | sed 's/^ */  /'
+    done; fi ;;
 decode)   # the GPU decoder against the CPU decoder and the GPU forward (not in the default steps: name it)
     timeout 400 bash tests/gpu/decode_check.sh > "$OUT/decode.log" 2>&1; echo "decode rc=$?"; cat "$OUT/decode.log" ;;
 map)    # GPU pooled maps against the CPU (parity's map section), then their time at 64K (376m)

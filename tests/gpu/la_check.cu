@@ -4,7 +4,7 @@
  * tests/gpu/kcheck_linattn.sh (step kcheck) and tests/gpu/la_bench.sh (bench rows).
  *
  *   la_check check            random inputs, T in {1, 63, 64, 65, 1001, 4099}, weak and strong
- *                             decays, head dims 128/64/32/16, SWLA exact W in {64, 100, 1000}
+ *                             decays, head dims 128/64/32/16, SWLA exact W in {64, 100, 256, 1000}
  *                             and overlap (aligned, S < chunk, straddling blocks) for gla,
  *                             chunk-aligned overlap and exact for gdn. One line per case, then
  *                             "la_check PASS|FAIL n/m".
@@ -156,8 +156,10 @@ static int run_check(void) {
         check_case(1, 1001, 3, d[0], d[1], 0.3f, 1.0f, CU_SWLA_OFF, 0, 0);
     }
     check_case(1, 1001, 2, 128, 128, 0.05f, 2.0f, CU_SWLA_OFF, 0, 0); /* allow_neg_eigval: beta up to 2 */
-    /* gla exact SWLA: window a multiple of the chunk, not, longer than most of the input */
-    const int Ws[] = {64, 100, 1000};
+    /* gla exact SWLA: window a multiple of the chunk (one cut chunk: its products built early
+     * where the output kernel is staged at level 2; 256 also carries a window decay), not,
+     * longer than most of the input */
+    const int Ws[] = {64, 100, 256, 1000};
     for (int W : Ws)
         for (int T : {65, 1001, 4099})
             for (int strong = 0; strong < 2; strong++)

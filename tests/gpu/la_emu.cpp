@@ -89,7 +89,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
      * gla_args.stage = 0: the forms for devices with less shared memory; gla's differs only
      * under SWLA); gdn plain and overlap: twice more with the 8-column state pass
      * (gdn_state8_kernel, HS_CUDA_GDN_BV=8), copies at issue and at the wait */
-    const int passes = gdn ? (swla != CU_SWLA_EXACT ? 5 : 3) : swla ? 3 : 2;
+    const int passes = gdn ? (swla != CU_SWLA_EXACT ? 5 : 3) : swla ? 4 : 2;
     for (int pass = 0; pass < passes; pass++) {
         emu::copy_at_issue = pass != 1 && pass != 4;
         for (size_t i = 0; i < nv; i++) out[i] = NAN;
@@ -99,7 +99,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             a.out = out; a.q = q; a.k = k; a.v = v; a.gk = gk;
             a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = N; a.swla = swla; a.W = W; a.S = S;
             a.scale = 1.0f / sqrtf((float)dk);
-            a.stage = swla && pass < 2;
+            a.stage = !swla || pass == 2 ? 0 : pass == 3 ? 1 : 2;   /* pass 3: staged, cut products late */
             a.U = dev(st);
             a.Z = swla ? dev(st) : a.U;
             a.P = dev((size_t)N * H * dk);
@@ -108,7 +108,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             emu::launch(gla_local_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GLA_THREADS, gla_local_smem(dk, dv));
             if (N > 1) {
                 const size_t elems = (size_t)H * dk * dv;
-                emu::launch(gla_scan_kernel, a, emu_dim3{(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), 1, 1},
+                emu::launch(swla ? gla_scan_kernel<GLA_DPF> : gla_scan_kernel<0>, a, emu_dim3{(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), 1, 1},
                             GLA_SCAN_THREADS, 0);
             }
             emu::launch(gla_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GLA_THREADS,
@@ -156,7 +156,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
         const bool ok = rr <= 3e-3 && rm <= 3e-2;
         printf("la_emu %s %s T=%d H=%d dk=%d dv=%d g=%g swla=%d W=%d S=%d cp.async=%s%s rel_rms=%.2e rel_max=%.2e %s\n",
                gdn ? "gdn" : "gla", swla ? (swla == 1 ? "exact" : "overlap") : "plain", T, H, dk, dv, g, swla, W, S,
-               pass == 1 || pass == 4 ? "at-wait" : "at-issue", pass == 2 ? " unstaged" : pass >= 3 ? " state8" : "", rr, rm,
+               pass == 1 || pass == 4 ? "at-wait" : "at-issue", pass == 2 ? " unstaged" : pass >= 3 ? (gdn ? " state8" : " cut-late") : "", rr, rm,
                ok ? "ok" : "FAIL");
         if (!ok) {
             size_t t = worst / ((size_t)H * dv), r = worst % ((size_t)H * dv);
@@ -176,6 +176,13 @@ int main(int argc, char **argv) {
         return fails ? 1 : 0;
     }
     const bool quick = argc > 1 && !strcmp(argv[1], "quick");
+    /* the early cut products must fit Hopper's 227 KB a block at full head size, or the host
+     * side quietly falls back to stage 1 */
+    if (gla_out_make(128, 128, 2).total * sizeof(float) > 232448) {
+        printf("la_emu FAIL: the stage-2 gla output layout takes %zu bytes at dk = dv = 128 (Hopper: 232448)\n",
+               gla_out_make(128, 128, 2).total * sizeof(float));
+        fails++;
+    }
     /* gla plain: T around the chunk, weak and strong gates, head dims */
     for (int T : {1, 63, 65, 200}) run_case(0, T, 2, 32, 32, 0.05f, 0, 0, 0);
     run_case(0, 130, 1, 32, 16, 6.0f, 0, 0, 0);
@@ -190,6 +197,10 @@ int main(int argc, char **argv) {
     run_case(0, 300, 1, 32, 32, 0.02f, 2, 100, 30);
     run_case(0, 300, 1, 32, 32, 0.02f, 2, 200, 150);
     run_case(0, 300, 1, 128, 128, 0.02f, 1, 100, 0);  /* two cut chunks at full head size */
+    /* one cut chunk (W a multiple of the chunk): its products built early by the idle warps, at
+     * full head size with a carried window decay, and under gates strong enough to underflow */
+    run_case(0, 400, 1, 128, 128, 0.02f, 1, 128, 0);
+    run_case(0, 300, 1, 32, 32, 4.0f, 1, 128, 0);
     /* long enough for the scan's steady state (its drop ring loads GLA_DPF steps ahead): one
      * drop a step (W a multiple of the chunk, and not), and overlap bursts of several */
     run_case(0, 1500, 1, 16, 16, 0.02f, 1, 256, 0);
