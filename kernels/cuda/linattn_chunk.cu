@@ -146,7 +146,8 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     if (a.N > 1) {
         const size_t elems = (size_t)H * dk * dv;
-        (a.swla != CU_SWLA_OFF ? gla_scan_kernel<GLA_DPF> : gla_scan_kernel<0>)<<<(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), GLA_SCAN_THREADS, 0, st>>>(a);
+        (a.swla == CU_SWLA_EXACT ? gla_scan_kernel<GLA_DPF_EXACT, 0>
+         : a.swla == CU_SWLA_OVERLAP ? gla_scan_kernel<GLA_DPF, GLA_BURST> : gla_scan_kernel<0, 0>)<<<(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), GLA_SCAN_THREADS, 0, st>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     gla_out_kernel<<<grid, GLA_THREADS, os, st>>>(a);

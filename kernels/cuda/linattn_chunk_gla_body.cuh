@@ -95,7 +95,10 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
 #define GLA_PF 8
 #endif
 #ifndef GLA_DPF
-#define GLA_DPF 4                /* SWLA: steps ahead the dropped chunks' U and P are loaded */
+#define GLA_DPF 4                /* overlap SWLA: steps ahead the dropped chunks' U and P are loaded */
+#endif
+#ifndef GLA_DPF_EXACT
+#define GLA_DPF_EXACT 4          /* exact SWLA: the same (its kernel has no burst loop's registers) */
 #endif
 #ifndef GLA_BURST
 #define GLA_BURST 4              /* SWLA overlap: a burst's dropped chunks loaded together */
@@ -110,10 +113,13 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
  * second, partial wave) and each load moves 8 bytes. */
 #define GLA_SCAN_THREADS 256
 /* DPF = 0: the plain scan, without the drop ring's registers and branches (so that the SWLA
- * scan's depth, GLA_DPF, costs plain nothing); DPF > 0: SWLA, drops loaded DPF steps ahead */
-template <int DPF>
+ * scan's depth costs plain nothing); DPF > 0: SWLA, drops loaded DPF steps ahead; BURST > 0:
+ * overlap SWLA, whose steps may drop several chunks (exact drops at most one a step, so its
+ * kernel, BURST = 0, holds no burst registers) */
+template <int DPF, int BURST>
 __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gla_args a) {
     static_assert(DPF == 0 || GLA_PF % DPF == 0, "the drop ring's slot is the step's slot mod DPF");
+    static_assert(DPF > 0 || BURST == 0, "bursts are SWLA's");
     constexpr bool SW = DPF > 0;
     constexpr int DR = SW ? DPF : 1;     /* the drop ring's length */
     const size_t per_head = (size_t)a.dk * a.dv, stride = (size_t)a.H * per_head, s2 = stride / 2;
@@ -201,11 +207,11 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
                 /* an overlap burst's further chunks (S/64 of them every S tokens), GLA_BURST
                  * loads in flight at once (loaded one at a time, each waited for its own round
                  * trip: ~0.6 ms more scan than exact SWLA at 64K, session 19) */
-                while (f < fz) {
-                    float2 bu[GLA_BURST];
-                    float bp[GLA_BURST];
+                while (BURST > 0 && f < fz) {
+                    float2 bu[BURST > 0 ? BURST : 1];
+                    float bp[BURST > 0 ? BURST : 1];
                     #pragma unroll
-                    for (int i = 0; i < GLA_BURST; i++) {
+                    for (int i = 0; i < BURST; i++) {
                         bu[i] = make_float2(0.0f, 0.0f);
                         bp[i] = 0.0f;
                         if (f + i < fz) {
@@ -214,7 +220,7 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
                         }
                     }
                     #pragma unroll
-                    for (int i = 0; i < GLA_BURST; i++)
+                    for (int i = 0; i < BURST; i++)
                         if (f < fz) drop(bu[i], bp[i]), f++;
                 }
                 if (f == n + 1) { zs = make_float2(0.0f, 0.0f); wsum = 0.0; } /* empty window: exactly zero, no residue */

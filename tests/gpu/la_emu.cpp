@@ -108,7 +108,8 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             emu::launch(gla_local_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GLA_THREADS, gla_local_smem(dk, dv));
             if (N > 1) {
                 const size_t elems = (size_t)H * dk * dv;
-                emu::launch(swla ? gla_scan_kernel<GLA_DPF> : gla_scan_kernel<0>, a, emu_dim3{(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), 1, 1},
+                emu::launch(swla == CU_SWLA_EXACT ? gla_scan_kernel<GLA_DPF_EXACT, 0>
+                            : swla == CU_SWLA_OVERLAP ? gla_scan_kernel<GLA_DPF, GLA_BURST> : gla_scan_kernel<0, 0>, a, emu_dim3{(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), 1, 1},
                             GLA_SCAN_THREADS, 0);
             }
             emu::launch(gla_out_kernel, a, emu_dim3{(unsigned)N, (unsigned)H, 1}, GLA_THREADS,
