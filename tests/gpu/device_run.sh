@@ -23,7 +23,7 @@ if ! pkg-config --exists libcjson openblas 2>/dev/null && [ -d .deps ]; then
 fi
 t0=$(date +%s)
 # steps that use only the linear-attention check program skip the engine's build (~70 s)
-la_only=1; for s in $steps; do case $s in laprof|cutab) ;; *) la_only=0 ;; esac; done
+la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail) ;; *) la_only=0 ;; esac; done
 if [ $la_only = 0 ]; then
     make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
