@@ -142,7 +142,20 @@ cutab)  # session 21's early cut-chunk products in the gla output kernel (stage 
     for r in 1 2 3; do for T in 4096 65536; do for cfg in "2:$la" "1:$la" "2:$d8"; do
         b=${cfg#*:}; HS_CUDA_LA_STAGE=${cfg%%:*} timeout 60 "$b" bench $T 8 128 gla_chunk |
             grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" | sed "s|^|cutab round=$r build=$(basename "$b") stage=${cfg%%:*} |"
-    done; done; done
+    done; done; done | tee "$OUT/cutab_rows.txt"
+    # best of the three rounds per build, stage, T and row, and each SWLA row against its plain
+    python3 - "$OUT/cutab_rows.txt" <<'PY'
+import re, sys
+best = {}
+for line in open(sys.argv[1]):
+    m = re.search(r"build=(\S+) stage=(\d).*name=gla_chunk_(\w+) T=(\d+).*ms=([\d.]+)", line)
+    if m:
+        k = (m.group(1), m.group(2), int(m.group(4)), m.group(3))
+        best[k] = min(best.get(k, 1e9), float(m.group(5)))
+for (b, st, T, row), ms in sorted(best.items()):
+    p = best.get((b, st, T, "plain"))
+    print(f"cutab best build={b} stage={st} T={T} {row} {ms:.3f} ms" + (f" ({ms / p:.3f}x plain)" if p and row != "plain" else ""))
+PY
     if command -v ncu >/dev/null; then for st in 2 1; do
         HS_CUDA_LA_STAGE=$st timeout 120 ncu --metrics gpu__time_duration.sum -k regex:gla_ --launch-count 6 \
             "$la" bench 65536 8 128 gla_chunk_exact_swla > "$OUT/cutab_ncu_stage$st.txt" 2>&1
