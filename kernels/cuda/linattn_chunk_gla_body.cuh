@@ -20,6 +20,15 @@ using namespace nvcuda;
 #define GLA_WARPS (GLA_THREADS / 32)
 #define GLA_SCR 1152             /* per-warp scratch floats: two 16 x 36 slabs */
 #define GLA_OFFDIAG 6            /* warps that build the 6 off-diagonal 16 x 16 blocks */
+/* A diagonal 16 x 16 block as a tile product like the off-diagonal ones, q_t 2^(b_t - b_r) and
+ * k_s 2^(b_r - b_s) about its last row r: the q factor grows up to 2^(the block's decay), so the
+ * block is factored only while every channel decays by at most 2^GLA_DIAG_SPAN across it (the
+ * entries above the diagonal, zeroed after, stay finite too), else every diagonal block is taken
+ * pairwise. Factored: 4 x 16 x 128 x 2 exps a chunk instead of 4 x 136 x 128 (~4.5 us of the
+ * MUFU's time a block on the H100, out of ~40), on warps 0-3 after their off-diagonal block. */
+#ifndef GLA_DIAG_SPAN
+#define GLA_DIAG_SPAN 48.0
+#endif
 /* output tiles (4 row blocks x dv/16) per warp, at most */
 #define GLA_TPW ((4 * (CU_LA_CHUNK_MAXD / 16) + GLA_WARPS - 1) / GLA_WARPS)
 static_assert(GLA_WARPS >= GLA_OFFDIAG, "one warp per off-diagonal block");
@@ -37,6 +46,7 @@ struct gla_args {
      * output kernel prefetches the newest cut chunk's Khat and v into tiles of their own; 2, it
      * also builds that chunk's products early (GLA_CUT_EARLY below); 0 neither */
     int stage;
+    int diag_pairwise;           /* 1: the diagonal blocks pairwise always (HS_CUDA_GLA_DIAG=pairwise, A/B) */
 };
 
 /* ---- local: the chunk's decay and own state contribution ------------------------------ */
@@ -261,7 +271,7 @@ __host__ __device__ static gla_out_layout gla_out_make(int dk, int dv, int stage
     L.as = off; off += (size_t)LC * LA_LDA;
     L.pj = off; off += CU_LA_CHUNK_MAXD;
     L.ez = off; off += CU_LA_CHUNK_MAXD;
-    L.lo = off; off += LC;
+    L.lo = off; off += LC + 8;         /* lo[LC], then the diagonal's range flag (8: alignment) */
     L.scr = L.vx = off;
     const size_t scr = (size_t)GLA_OFFDIAG * GLA_SCR, vx = (size_t)LC * (dv + 4);
     off += staged && vx > scr ? vx : scr;
@@ -315,6 +325,8 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         __pipeline_memcpy_async(ez + 4 * tid, a.Lz + ((size_t)n * a.H + h) * dk + 4 * tid, 16);
     __pipeline_commit();
     for (int t = tid; t < LC; t += blockDim.x) lo[t] = (int)la_chunk_lo((long)t0 + t, a.swla, a.W, a.S);
+    int *wide = lo + LC;                 /* set where a diagonal block's decay is too wide to factor */
+    if (tid == 0) *wide = a.diag_pairwise;
     __pipeline_wait_prior(0);
     __syncthreads();
     /* key columns of cut chunk j before kfirst(rb) are masked for every row of row block rb
@@ -326,20 +338,27 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         for (int rb = 0; rb < 4; rb++) ncut += 4 - KFIRST(rb, pd) / 16;
     const bool early = pre && a.stage > 1 && pd == fz - 1 && ncut <= GLA_CUT_WARPS;
     la_tile_each4(dk, [&](int r, int c) { la_mul4(qs + r * LDK + c, make_float4(a.scale, a.scale, a.scale, a.scale)); });
-    /* bs: the in-chunk cumulative log decay, in log2 units (every use below is 2^(difference)) */
+    /* bs: the in-chunk cumulative log decay, in log2 units (every use below is 2^(difference)),
+     * and whether any channel decays by more than 2^GLA_DIAG_SPAN across a 16-row block */
     for (int c = tid; c < dk; c += blockDim.x) {
-        double b = 0.0;
+        double b = 0.0, b0 = 0.0;
+        bool w = false;
         for (int s = 0; s < LC; s++) {
             b += bs[s * LDK + c];
             bs[s * LDK + c] = (float)(b * LA_LOG2E);
+            if ((s & 15) == 0) b0 = b;
+            else if ((s & 15) == 15) w |= (b0 - b) * LA_LOG2E > GLA_DIAG_SPAN;
         }
+        if (w) *wide = 1;
     }
     __syncthreads();
+    const bool diagf = !*wide;           /* the diagonal blocks factored, as tile products */
 
-    /* off-diagonal 16 x 16 blocks of the intra-chunk matrix (6 of them, one per warp) */
-    if (warp < GLA_OFFDIAG) {
-        const int bi = warp < 3 ? warp + 1 : (warp < 5 ? warp - 1 : 3);
-        const int bj = warp < 3 ? 0 : (warp < 5 ? 1 : 2);
+    /* off-diagonal 16 x 16 blocks of the intra-chunk matrix (6 of them, one per warp), then,
+     * where the decays allow, warps 0-3 the diagonal blocks the same way (below) */
+    if (warp < GLA_OFFDIAG) for (int job = 0; job < (diagf && warp < 4 ? 2 : 1); job++) {
+        const int bi = job ? warp : warp < 3 ? warp + 1 : (warp < 5 ? warp - 1 : 3);
+        const int bj = job ? warp : warp < 3 ? 0 : (warp < 5 ? 1 : 2);
         const int r = bj * 16 + 15;
         float *qh = sm + Ly.scr + (size_t)warp * GLA_SCR, *kh = qh + 16 * 36;
         la_acc acc;
@@ -385,14 +404,15 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         la_load_tile_async(vc, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, (fz - 1) * LC, a.T, dv);
         __pipeline_commit();
     }
-    /* diagonal blocks pairwise: a warp takes rows p and 15 - p of one 16 x 16 block (17 entries
+    /* diagonal blocks pairwise (where a block's decay is too wide to factor): a warp takes rows
+     * p and 15 - p of one 16 x 16 block (17 entries
      * on or below the diagonal), a lane one entry (lanes 0-15 row p, 16-31 row 15 - p, key
      * lane & 15) over every channel, so no reduction across lanes; the float4 reads are
      * broadcasts (the row's q and b) or meet 32 distinct banks (k and b of 8 keys: rows 4
      * banks apart). (One warp an entry, channels over the lanes and a shuffle reduction, took
      * ~2x the instructions.) Then, for every other entry, the causal zero or the window mask
      * inside the chunk. */
-    for (int e = warp; e < 4 * 8; e += GLA_WARPS) {
+    for (int e = warp; !diagf && e < 4 * 8; e += GLA_WARPS) {
         const int ti = lane < 16 ? (e & 7) : 15 - (e & 7), si = lane & 15;
         const int t = (e >> 3) * 16 + ti, s = (e >> 3) * 16 + si;
         if (si > ti) continue;
@@ -411,7 +431,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     for (int e = tid; e < LC * LC; e += blockDim.x) {
         const int t = e / LC, s = e % LC;
         if (s > t) as[t * LA_LDA + s] = 0.0f;
-        else if ((t >> 4) != (s >> 4) && win && t0 + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
+        else if ((diagf || (t >> 4) != (s >> 4)) && win && t0 + s < lo[t]) as[t * LA_LDA + s] = 0.0f;
     }
     __syncthreads();
     /* Qt = q/sqrt(dk) exp(b_t), in place (the intra products above are done with q) */

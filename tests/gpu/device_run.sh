@@ -93,6 +93,7 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
         echo "la_check HS_CUDA_GDN_BV=16: $(HS_CUDA_GDN_BV=16 timeout 60 "$la" check | tail -1)"
         echo "la_check HS_CUDA_LA_STAGE=0: $(HS_CUDA_LA_STAGE=0 timeout 60 "$la" check | tail -1)"
         echo "la_check HS_CUDA_LA_STAGE=1: $(HS_CUDA_LA_STAGE=1 timeout 60 "$la" check | tail -1)"
+        echo "la_check HS_CUDA_GLA_DIAG=pairwise: $(HS_CUDA_GLA_DIAG=pairwise timeout 60 "$la" check | tail -1)"
     else echo "verify: la_check build failed"; fi
     wait $vlb
     for v in gla32w gdnout2; do
@@ -125,10 +126,12 @@ lagain)  # the linear-attention side of the bench in ~6-8 min: la_check (both gd
     BENCH_PRESETS=${BENCH_PRESETS:-376m} BENCH_TYPES=${BENCH_TYPES:-"gla gdn"} BENCH_LENGTHS=${BENCH_LENGTHS:-4096,65536} \
         BENCH_KERNELS=0 BENCH_EAGER_PRESETS= bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1
     echo "bench rc=$?"; cat "$OUT/bench.log" ;;
-cutab)  # session 21's early cut-chunk products in the gla output kernel (stage 2) against stage 1
-        # (HS_CUDA_LA_STAGE=1: the products after the chunk's own terms) and the SWLA scan's drops
-        # 8 steps ahead for SWLA only: la_check at both stages, plain / exact / overlap rows at 4K
-        # and 64K in three interleaved rounds (best of each counts), ncu's out-kernel time at 64K
+cutab)  # session 21's gla changes against what they replace: the output kernel's early cut-chunk
+        # products (stage 2) against stage 1 (HS_CUDA_LA_STAGE=1), its factored diagonal blocks
+        # against the pairwise ones (HS_CUDA_GLA_DIAG=pairwise), and the SWLA scans' drops 8 steps
+        # ahead (the dpf8 build): la_check in each form, plain / exact / overlap rows at 4K and
+        # 64K in three interleaved rounds (best of each counts, summarised), ncu's per-kernel time
+        # at 64K (exact) for the default and each A/B form
     pids=(); for v in "" dpf8; do
         LA_VARIANT=$v bash tests/gpu/la_build.sh build > "$OUT/cutab_build_${v:-default}.log" 2>&1 & pids+=($!)
     done
@@ -136,12 +139,16 @@ cutab)  # session 21's early cut-chunk products in the gla output kernel (stage 
     la=build/la_check d8=build/la_check_dpf8
     [ -x $la ] && [ -x $d8 ] || { echo "cutab: build failed"; tail -5 "$OUT"/cutab_build_*.log; continue; }
     echo "cutab build_s=$(( $(date +%s) - t0 ))"
-    echo "la_check stage 2: $(timeout 90 "$la" check | tail -1)"
-    echo "la_check stage 1: $(HS_CUDA_LA_STAGE=1 timeout 90 "$la" check | tail -1)"
-    echo "la_check dpf8: $(timeout 90 "$d8" check | tail -1)"
-    for r in 1 2 3; do for T in 4096 65536; do for cfg in "2:$la" "1:$la" "2:$d8"; do
-        b=${cfg#*:}; HS_CUDA_LA_STAGE=${cfg%%:*} timeout 60 "$b" bench $T 8 128 gla_chunk |
-            grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" | sed "s|^|cutab round=$r build=$(basename "$b") stage=${cfg%%:*} |"
+    # a form: STAGE:DIAG:BINARY (DIAG: f factored where the decays allow, p pairwise)
+    forms="2:f:$la 1:f:$la 2:p:$la 2:f:$d8"
+    for fm in $forms; do
+        st=${fm%%:*}; r=${fm#*:}; dg=${r%%:*}; b=${r#*:}; e=; [ $dg = p ] && e=pairwise
+        echo "la_check stage=$st diag=$dg $(basename "$b"): $(HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=$e timeout 90 "$b" check | tail -1)"
+    done
+    for r in 1 2 3; do for T in 4096 65536; do for fm in $forms; do
+        st=${fm%%:*}; x=${fm#*:}; dg=${x%%:*}; b=${x#*:}; e=; [ $dg = p ] && e=pairwise
+        HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=$e timeout 60 "$b" bench $T 8 128 gla_chunk |
+            grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" | sed "s|^|cutab round=$r build=$(basename "$b")_$dg stage=$st |"
     done; done; done | tee "$OUT/cutab_rows.txt"
     # best of the three rounds per build, stage, T and row, and each SWLA row against its plain
     python3 - "$OUT/cutab_rows.txt" <<'PY'
@@ -156,11 +163,14 @@ for (b, st, T, row), ms in sorted(best.items()):
     p = best.get((b, st, T, "plain"))
     print(f"cutab best build={b} stage={st} T={T} {row} {ms:.3f} ms" + (f" ({ms / p:.3f}x plain)" if p and row != "plain" else ""))
 PY
-    if command -v ncu >/dev/null; then for st in 2 1; do
-        HS_CUDA_LA_STAGE=$st timeout 120 ncu --metrics gpu__time_duration.sum -k regex:gla_ --launch-count 6 \
-            "$la" bench 65536 8 128 gla_chunk_exact_swla > "$OUT/cutab_ncu_stage$st.txt" 2>&1
-        echo "cutab ncu stage $st rc=$?"
-        grep -E "^  [a-z_]+kernel|gpu__time_duration" "$OUT/cutab_ncu_stage$st.txt" | sed 's/^ */  /'
+    if command -v ncu >/dev/null; then for fm in "2:f:$la" "1:f:$la" "2:p:$la"; do
+        st=${fm%%:*}; x=${fm#*:}; dg=${x%%:*}; b=${x#*:}; e=; [ $dg = p ] && e=pairwise
+        for row in plain exact_swla; do
+            HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=$e timeout 120 ncu --metrics gpu__time_duration.sum -k regex:gla_ --launch-count 6 \
+                "$b" bench 65536 8 128 gla_chunk_$row > "$OUT/cutab_ncu_${st}${dg}_$row.txt" 2>&1
+            echo "cutab ncu stage=$st diag=$dg $row rc=$?"
+            grep -E "^  [a-z_]+kernel|gpu__time_duration" "$OUT/cutab_ncu_${st}${dg}_$row.txt" | sed 's/^ */  /'
+        done
     done; fi ;;
 decode)   # the GPU decoder against the CPU decoder and the GPU forward (not in the default steps: name it)
     timeout 400 bash tests/gpu/decode_check.sh > "$OUT/decode.log" 2>&1; echo "decode rc=$?"; cat "$OUT/decode.log" ;;

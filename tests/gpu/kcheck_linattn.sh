@@ -12,6 +12,9 @@ HS_CUDA_LA_STAGE=0 timeout 120 "$bin" check || exit 1
 # the gla output kernel staged without its early cut-chunk products (what stage 2 replaced)
 echo "la_check with HS_CUDA_LA_STAGE=1:"
 HS_CUDA_LA_STAGE=1 timeout 120 "$bin" check || exit 1
+# the gla output kernel's diagonal blocks pairwise (the form wide decays take) for every case
+echo "la_check with HS_CUDA_GLA_DIAG=pairwise:"
+HS_CUDA_GLA_DIAG=pairwise timeout 120 "$bin" check || exit 1
 # the gdn state pass in both widths for every case it runs (by default 8 columns a block only
 # where 16 would leave SMs idle)
 echo "la_check with HS_CUDA_GDN_BV=8:"

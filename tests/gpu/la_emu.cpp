@@ -67,6 +67,7 @@ static void reference(std::vector<double> &o, int gdn, int T, int H, int dk, int
 }
 
 static int fails, cases;
+static int emu_diag_pairwise;   /* gla: the diagonal blocks pairwise always (gla_args.diag_pairwise) */
 
 static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, int W, int S) {
     const int N = (T + LC - 1) / LC;
@@ -99,6 +100,7 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
             a.out = out; a.q = q; a.k = k; a.v = v; a.gk = gk;
             a.T = T; a.H = H; a.dk = dk; a.dv = dv; a.N = N; a.swla = swla; a.W = W; a.S = S;
             a.scale = 1.0f / sqrtf((float)dk);
+            a.diag_pairwise = emu_diag_pairwise;
             a.stage = !swla || pass == 2 ? 0 : pass == 3 ? 1 : 2;   /* pass 3: staged, cut products late */
             a.U = dev(st);
             a.Z = swla ? dev(st) : a.U;
@@ -155,9 +157,10 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
         }
         const double rms = sqrt(ss / nv) + 1e-30, rr = sqrt(es / nv) / rms, rm = mx / rms;
         const bool ok = rr <= 3e-3 && rm <= 3e-2;
-        printf("la_emu %s %s T=%d H=%d dk=%d dv=%d g=%g swla=%d W=%d S=%d cp.async=%s%s rel_rms=%.2e rel_max=%.2e %s\n",
+        printf("la_emu %s %s T=%d H=%d dk=%d dv=%d g=%g swla=%d W=%d S=%d cp.async=%s%s%s rel_rms=%.2e rel_max=%.2e %s\n",
                gdn ? "gdn" : "gla", swla ? (swla == 1 ? "exact" : "overlap") : "plain", T, H, dk, dv, g, swla, W, S,
-               pass == 1 || pass == 4 ? "at-wait" : "at-issue", pass == 2 ? " unstaged" : pass >= 3 ? (gdn ? " state8" : " cut-late") : "", rr, rm,
+               pass == 1 || pass == 4 ? "at-wait" : "at-issue", pass == 2 ? " unstaged" : pass >= 3 ? (gdn ? " state8" : " cut-late") : "",
+               !gdn && emu_diag_pairwise ? " diag-pairwise" : "", rr, rm,
                ok ? "ok" : "FAIL");
         if (!ok) {
             size_t t = worst / ((size_t)H * dv), r = worst % ((size_t)H * dv);
@@ -202,12 +205,27 @@ int main(int argc, char **argv) {
      * full head size with a carried window decay, and under gates strong enough to underflow */
     run_case(0, 400, 1, 128, 128, 0.02f, 1, 128, 0);
     run_case(0, 300, 1, 32, 32, 4.0f, 1, 128, 0);
+    /* gates so strong that a factored diagonal block would overflow (2^300 across 16 rows):
+     * the span check must send them pairwise */
+    run_case(0, 130, 1, 32, 32, 30.0f, 0, 0, 0);
+    run_case(0, 300, 1, 32, 32, 30.0f, 1, 128, 0);
+    /* a window inside the diagonal blocks (their mask after the factored product) */
+    run_case(0, 200, 1, 32, 32, 0.02f, 1, 5, 0);
     /* long enough for the scan's steady state (its drop ring loads GLA_DPF steps ahead): one
      * drop a step (W a multiple of the chunk, and not), and overlap bursts of several */
     run_case(0, 1500, 1, 16, 16, 0.02f, 1, 256, 0);
     run_case(0, 1500, 1, 16, 16, 0.05f, 1, 300, 0);
     run_case(0, 1500, 1, 16, 16, 0.02f, 2, 500, 200);
     if (!quick) run_case(0, 1500, 1, 16, 16, 0.02f, 2, 256, 128);
+    /* the diagonal blocks pairwise however narrow their decay (HS_CUDA_GLA_DIAG=pairwise, the
+     * form every block with a wide decay takes): plain, windows inside and across the blocks */
+    emu_diag_pairwise = 1;
+    run_case(0, 200, 2, 32, 32, 0.05f, 0, 0, 0);
+    run_case(0, 129, 1, 128, 128, 0.02f, 0, 0, 0);
+    run_case(0, 200, 1, 32, 32, 0.02f, 1, 5, 0);
+    run_case(0, 400, 1, 128, 128, 0.02f, 1, 128, 0);
+    run_case(0, 300, 1, 32, 32, 0.02f, 2, 100, 30);
+    emu_diag_pairwise = 0;
     /* gdn plain and chunk-aligned overlap */
     for (int T : {1, 65, 200}) run_case(1, T, 2, 32, 32, 0.05f, 0, 0, 0);
     run_case(1, 130, 1, 16, 48, 2.0f, 0, 0, 0);
