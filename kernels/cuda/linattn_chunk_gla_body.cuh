@@ -477,6 +477,18 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
             }
         }
     }
+    /* a cut chunk j's A V: key columns from kfirst on, against its v in vc */
+    auto cut_av = [&](int j) {
+        #pragma unroll
+        for (int u = 0; u < GLA_TPW; u++) {
+            const int tile = warp + GLA_WARPS * u;
+            if (tile < ntile) {
+                const int rb = tile / nbv, cb = tile % nbv, k0 = KFIRST(rb, j);
+                la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA + k0, LA_LDA, 8, vc + (size_t)k0 * LDV + cb * 16,
+                                           LDV, (size_t)8 * LDV, LC - k0);
+            }
+        }
+    };
     if (early) {
         /* the cut warps' tiles into A, masked; then A V with the cut chunk's v */
         __syncthreads();                   /* every warp is done with A for its own terms */
@@ -488,15 +500,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         }
         __pipeline_wait_prior(0);          /* the cut chunk's v */
         __syncthreads();
-        #pragma unroll
-        for (int u = 0; u < GLA_TPW; u++) {
-            const int tile = warp + GLA_WARPS * u;
-            if (tile < ntile) {
-                const int rb = tile / nbv, cb = tile % nbv, k0 = KFIRST(rb, pd);
-                la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA + k0, LA_LDA, 8, vc + (size_t)k0 * LDV + cb * 16,
-                                           LDV, (size_t)8 * LDV, LC - k0);
-            }
-        }
+        cut_av(pd);
     } else if (pd < fz) {
         /* chunks cut by a window edge, newest first; Qhat = Qt exp(G_{end of n-1} - G_{end of j}) */
         if (lzs)
@@ -529,15 +533,7 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
             if (j > pd)                    /* carry Qhat back across chunk j for the next one */
                 la_tile_each4(dk, [&](int r, int c) { la_mul4(qs + r * LDK + c, *(const float4 *)(pj + c)); });
             __syncthreads();
-            #pragma unroll
-            for (int u = 0; u < GLA_TPW; u++) {
-                const int tile = warp + GLA_WARPS * u;
-                if (tile < ntile) {
-                    const int rb = tile / nbv, cb = tile % nbv, k0 = KFIRST(rb, j);
-                    la_mma<la_a_row, la_b_row>(acc[u], as + rb * 16 * LA_LDA + k0, LA_LDA, 8, vc + (size_t)k0 * LDV + cb * 16,
-                                               LDV, (size_t)8 * LDV, LC - k0);
-                }
-            }
+            cut_av(j);
         }
     }
     #undef KFIRST
