@@ -134,13 +134,23 @@ def layout_text(cfg):
 
 
 def steps_text(cfg):
-    """Total steps and the phases': "11799 (1870 + 1174 + ...)"; "?" without a record."""
+    """Total steps and the phases': "11799 (1870 + 1174 + ...)"; "?" without a record. A part
+    that continues a phase cut by a device call's end (phase_start > 0) counts with its phase."""
     t = cfg.get("training") or {}
     total = t.get("total_steps", t.get("steps"))
     if not isinstance(total, int):
         return "?"
-    parts = [p.get("steps") for p in t.get("earlier_phases", []) if isinstance(p, dict)] + [t.get("steps")]
-    if len(parts) > 1 and all(isinstance(x, int) for x in parts):
+    recs = [p for p in t.get("earlier_phases", []) if isinstance(p, dict)] + [t]
+    parts = []
+    for r in recs:
+        n, start = r.get("steps"), r.get("phase_start", 0)
+        if not isinstance(n, int):
+            return str(total)
+        if parts and isinstance(start, int) and start > 0:
+            parts[-1] += n
+        else:
+            parts.append(n)
+    if len(parts) > 1:
         return "%d (%s)" % (total, " + ".join(str(x) for x in parts))
     return str(total)
 
