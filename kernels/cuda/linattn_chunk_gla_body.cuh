@@ -29,6 +29,10 @@ using namespace nvcuda;
 #ifndef GLA_DIAG_SPAN
 #define GLA_DIAG_SPAN 48.0
 #endif
+/* Unstaged (plain on Hopper), warps 6-9 build the diagonal blocks alongside the off-diagonal
+ * ones, each with a scratch of its own (+18 KB, ~196 KB a block); staged, the shared memory
+ * has no room for those, so warps 0-3 build them after their off-diagonal block. */
+#define GLA_DIAG_OWN (GLA_WARPS >= GLA_OFFDIAG + 4 ? 4 : 0)
 /* output tiles (4 row blocks x dv/16) per warp, at most */
 #define GLA_TPW ((4 * (CU_LA_CHUNK_MAXD / 16) + GLA_WARPS - 1) / GLA_WARPS)
 static_assert(GLA_WARPS >= GLA_OFFDIAG, "one warp per off-diagonal block");
@@ -273,7 +277,7 @@ __host__ __device__ static gla_out_layout gla_out_make(int dk, int dv, int stage
     L.ez = off; off += CU_LA_CHUNK_MAXD;
     L.lo = off; off += LC + 8;         /* lo[LC], then the diagonal's range flag (8: alignment) */
     L.scr = L.vx = off;
-    const size_t scr = (size_t)GLA_OFFDIAG * GLA_SCR, vx = (size_t)LC * (dv + 4);
+    const size_t scr = (size_t)(staged ? GLA_OFFDIAG : GLA_OFFDIAG + GLA_DIAG_OWN) * GLA_SCR, vx = (size_t)LC * (dv + 4);
     off += staged && vx > scr ? vx : scr;
     L.kx = off; if (staged) off += (size_t)LC * (dk + 4);
     L.ct = off; if (stage > 1) off += (size_t)GLA_CUT_WARPS * GLA_CUT_SLAB;
@@ -354,11 +358,15 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     __syncthreads();
     const bool diagf = !*wide;           /* the diagonal blocks factored, as tile products */
 
-    /* off-diagonal 16 x 16 blocks of the intra-chunk matrix (6 of them, one per warp), then,
-     * where the decays allow, warps 0-3 the diagonal blocks the same way (below) */
-    if (warp < GLA_OFFDIAG) for (int job = 0; job < (diagf && warp < 4 ? 2 : 1); job++) {
-        const int bi = job ? warp : warp < 3 ? warp + 1 : (warp < 5 ? warp - 1 : 3);
-        const int bj = job ? warp : warp < 3 ? 0 : (warp < 5 ? 1 : 2);
+    /* off-diagonal 16 x 16 blocks of the intra-chunk matrix (6 of them, one per warp) and,
+     * where the decays allow, the diagonal blocks the same way: on warps 6-9 unstaged, else on
+     * warps 0-3 after their off-diagonal block (a job 1) */
+    const bool diag_own = !staged && GLA_DIAG_OWN > 0, offdiag_warp = warp < GLA_OFFDIAG;
+    const bool diag_warp = diagf && (diag_own ? warp >= GLA_OFFDIAG && warp < GLA_OFFDIAG + 4 : warp < 4);
+    if (offdiag_warp || diag_warp) for (int job = offdiag_warp ? 0 : 1; job < (diag_warp ? 2 : 1); job++) {
+        const int dw = diag_own ? warp - GLA_OFFDIAG : warp;      /* the diagonal block of a job 1 */
+        const int bi = job ? dw : warp < 3 ? warp + 1 : (warp < 5 ? warp - 1 : 3);
+        const int bj = job ? dw : warp < 3 ? 0 : (warp < 5 ? 1 : 2);
         const int r = bj * 16 + 15;
         float *qh = sm + Ly.scr + (size_t)warp * GLA_SCR, *kh = qh + 16 * 36;
         la_acc acc;
