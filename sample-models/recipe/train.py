@@ -120,7 +120,7 @@ def main():
                     help="after every step, scale each q/k projection weight whose Frobenius norm "
                          "exceeds this back to it (0: off). A cap above the norms a member reaches "
                          "leaves its run unchanged; nope-full's attention logits grew without bound "
-                         "(sample-models/README.md, session 16)")
+                         "(sample-models/HISTORY.md, session 16)")
     ap.add_argument("--qk-bilinear-cap", type=float, default=0.0,
                     help="after every step, scale the query weights of each softmax head whose "
                          "logit form (Wq_h G)^T (Wk_h G), G the layer's attn_norm gain, has a "
