@@ -280,6 +280,10 @@ static int whole_number(const cJSON *j, double lo, double hi) {
            j->valuedouble == floor(j->valuedouble);
 }
 
+static int continues_phase(const cJSON *rec) {
+    return cJSON_IsObject(rec) && whole_number(cJSON_GetObjectItemCaseSensitive(rec, "phase_start"), 1, 1e15);
+}
+
 static void parse_training(const cJSON *t, hs_training_info *o) {
     memset(o, 0, sizeof *o);
     if (!cJSON_IsObject(t)) return;
@@ -287,9 +291,17 @@ static void parse_training(const cJSON *t, hs_training_info *o) {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(t, "total_steps");
     if (!s) s = cJSON_GetObjectItemCaseSensitive(t, "steps");
     if (whole_number(s, 0, 1e15)) o->has_steps = 1, o->steps = (long long)s->valuedouble;
+    /* a record whose phase_start is past 0 continues the phase before it (a phase cut by the
+     * end of a device call), so it is not a phase of its own */
     const cJSON *ep = cJSON_GetObjectItemCaseSensitive(t, "earlier_phases");
-    if (cJSON_IsArray(ep) && cJSON_GetArraySize(ep) < 1000000) o->phases = cJSON_GetArraySize(ep) + 1;
-    else if (!ep && o->has_steps) o->phases = 1;
+    if (cJSON_IsArray(ep) && cJSON_GetArraySize(ep) < 1000000) {
+        int n = 0;
+        const cJSON *p;
+        cJSON_ArrayForEach(p, ep) n += !n || !continues_phase(p);
+        o->phases = n + (!n || !continues_phase(t));
+    } else if (!ep && o->has_steps) {
+        o->phases = 1;
+    }
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(t, "data");
     if (!cJSON_IsObject(d)) return;
     const char *keys[3] = { "p_needle", "p_kv", "p_copy" };

@@ -216,6 +216,15 @@ TEST(config_training_record) {
           c.training.steps, c.training.phases);
     CHECK(c.training.shares == 7 && c.training.p_needle == 0.6 && c.training.p_kv == 0.3 && c.training.p_copy == 0,
           "mixture %g %g %g", c.training.p_needle, c.training.p_kv, c.training.p_copy);
+    /* parts that continue a phase cut by a device call's end (phase_start > 0) count with it;
+     * a first record that continues one still counts (its start was not recorded) */
+    CHECK(parse(&c, cfg_with(TOP ",\"training\":{\"total_steps\":7785,\"phase_start\":0,\"earlier_phases\":"
+                                 "[{\"phase_start\":0},{},{\"phase_start\":0},{\"phase_start\":824},{\"phase_start\":\"x\"}]}",
+                             LAYERS), err) == 0, "%.300s", err);
+    CHECK(c.training.phases == 5, "continued parts: phases %d (want 5)", c.training.phases);
+    CHECK(parse(&c, cfg_with(TOP ",\"training\":{\"total_steps\":3000,\"phase_start\":500,\"earlier_phases\":"
+                                 "[{\"phase_start\":200}]}", LAYERS), err) == 0, "%.300s", err);
+    CHECK(c.training.phases == 1, "a continued first record and its continuation: phases %d (want 1)", c.training.phases);
     /* one phase: "steps" when there is no total; shares that are absent stay unrecorded */
     CHECK(parse(&c, cfg_with(TOP ",\"training\":{\"steps\":1870,\"data\":{\"p_needle\":0.7}}", LAYERS), err) == 0,
           "%.300s", err);
