@@ -399,6 +399,14 @@ static int project_conv(hs_cuda_model *cm, float *dst, const bf16 *w, const floa
     return conv_post(cm, dst, cm->ws.tmp, conv, T, C, K, silu, l2_dim, err, errlen);
 }
 
+/* HS_CUDA_GLA_GATE_FUSE=1: the gla gate from its low-rank factor in one pass (cu_gla_gate_lowrank)
+ * instead of the second low-rank GEMM and the gate's own pass. Opt-in until a GPU run has checked
+ * it (parity.sh's gla rows) and timed it (session 21: emulator-verified only). */
+static int gla_gate_fused(void) {
+    static const int v = cu_la_env_is("HS_CUDA_GLA_GATE_FUSE", "1");
+    return v;
+}
+
 static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *kn, char *err,
                         size_t errlen) {
     const hs_mixer_config *mc = &cm->cfg.layers[l].mixers[j];
@@ -433,10 +441,14 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
         const int r = mc->gate_low_rank_dim;
         /* the low-rank product straight to bf16 (cuBLAS rounds its fp32 accumulators to nearest,
          * as cu_to_bf16 did): the second product reads it */
-        if (gemm_to(cm, ws->lrb, CUDA_R_16BF, ws->hb, w->gk0, T, d, r, 0, err, errlen) ||
-            gemm(cm, ws->gk, ws->lrb, w->gk1, T, r, H * dk, 0, err, errlen))
-            return -1;
-        LAUNCH(cu_gla_gate(ws->gk, w->gk_bias, T, H * dk, mc->gate_logit_normalizer, cm->st));
+        if (gemm_to(cm, ws->lrb, CUDA_R_16BF, ws->hb, w->gk0, T, d, r, 0, err, errlen)) return -1;
+        if (gla_gate_fused() && r <= 32) {
+            LAUNCH(cu_gla_gate_lowrank(ws->gk, ws->lrb, w->gk1, w->gk_bias, T, H * dk, r, mc->gate_logit_normalizer,
+                                       cm->st));
+        } else {
+            if (gemm(cm, ws->gk, ws->lrb, w->gk1, T, r, H * dk, 0, err, errlen)) return -1;
+            LAUNCH(cu_gla_gate(ws->gk, w->gk_bias, T, H * dk, mc->gate_logit_normalizer, cm->st));
+        }
         if (chunk) {
             const int mode = swla == HS_SWLA_EXACT ? CU_SWLA_EXACT : swla == HS_SWLA_OVERLAP ? CU_SWLA_OVERLAP : CU_SWLA_OFF;
             LAUNCH(cu_gla_chunk(ws->o, ws->q, ws->k, ws->v, ws->gk, T, H, dk, dv, mode, W, S, ws->la_work,

@@ -123,6 +123,16 @@ cudaError_t cu_l2norm_heads(float *x, int T, int n_heads, int dim, float eps, cu
     return cudaGetLastError();
 }
 
+cudaError_t cu_gla_gate_lowrank(float *z, const __nv_bfloat16 *lr, const __nv_bfloat16 *w, const float *b, int T, int C,
+                                int R, float normalizer, cudaStream_t st) {
+    if (R < 1 || R > GLA_GATE_RMAX || C < 1) return cudaErrorInvalidValue;
+    if (T < 1) return cudaSuccess;
+    /* enough row walkers to fill the GPU several times over, each thread a few hundred rows at 64K */
+    const dim3 grid((unsigned)((C + 255) / 256), (unsigned)(T < 512 ? T : 512));
+    gla_gate_lowrank_kernel<<<grid, 256, 0, st>>>(z, lr, w, b, T, C, R, 1.0f / normalizer);
+    return cudaGetLastError();
+}
+
 cudaError_t cu_gla_gate(float *z, const float *b, int T, int C, float normalizer, cudaStream_t st) {
     gla_gate_kernel<<<rows_for(T), 256, 0, st>>>(z, b, T, C, 1.0f / normalizer);
     return cudaGetLastError();

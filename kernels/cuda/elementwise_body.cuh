@@ -125,6 +125,32 @@ __global__ static void conv_silu_l2norm_kernel(float *out, const float *in, cons
 }
 
 /* z[t, c] = logsigmoid(z[t, c] + b[c]) / normalizer */
+/* The gla gate from its low-rank factor directly: z[t, c] = logsigmoid(lr[t] . w[c] + b[c]) *
+ * inv_norm, lr [T, R] and w [C, R] in bf16, the R products summed in fp32 by fused multiply-
+ * adds in order. Replaces the second low-rank GEMM (written in fp32) and the gate's pass over
+ * it: the gate's T x C floats are written once instead of written, read and written again. A
+ * thread keeps its column's R weights in registers and walks rows (blockIdx.y, grid-stride);
+ * the row's R factors are the same address for every thread (a broadcast). */
+#define GLA_GATE_RMAX 32
+__global__ static void gla_gate_lowrank_kernel(float *z, const __nv_bfloat16 *lr, const __nv_bfloat16 *w,
+                                               const float *b, int T, int C, int R, float inv_norm) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    float wc[GLA_GATE_RMAX];
+    #pragma unroll
+    for (int r = 0; r < GLA_GATE_RMAX; r++) wc[r] = r < R ? __bfloat162float(w[(size_t)c * R + r]) : 0.0f;
+    const float bc = b[c];
+    for (int t = blockIdx.y; t < T; t += gridDim.y) {
+        const __nv_bfloat16 *l = lr + (size_t)t * R;
+        float acc = 0.0f;
+        #pragma unroll
+        for (int r = 0; r < GLA_GATE_RMAX; r++)
+            if (r < R) acc = fmaf(__bfloat162float(l[r]), wc[r], acc);
+        const float v = acc + bc;
+        z[(size_t)t * C + c] = (fminf(v, 0.0f) - log1pf(expf(-fabsf(v)))) * inv_norm;
+    }
+}
+
 __global__ static void gla_gate_kernel(float *z, const float *b, int T, int C, float inv_norm) {
     for (int t = blockIdx.x; t < T; t += gridDim.x) {
         float *row = z + (size_t)t * C;

@@ -46,6 +46,9 @@ cudaError_t cu_conv_silu_l2norm(float *out, const float *in, const float *w, int
 #define CU_CONV_L2NORM_MAX_C (48 * 1024 / 4)
 /* gk = logsigmoid(z + b) / normalizer in place on z [T, C]. */
 cudaError_t cu_gla_gate(float *z, const float *b, int T, int C, float normalizer, cudaStream_t st);
+/* z = logsigmoid(lr w^T + b) / normalizer in one pass (lr [T, R], w [C, R] bf16; R <= 32) */
+cudaError_t cu_gla_gate_lowrank(float *z, const __nv_bfloat16 *lr, const __nv_bfloat16 *w, const float *b, int T, int C,
+                                int R, float normalizer, cudaStream_t st);
 /* beta = mul * sigmoid(beta); log_alpha = -exp(A_log) * softplus(log_alpha + dt_bias), in place, [T, H]. */
 cudaError_t cu_gdn_gates(float *beta, float *log_alpha, const float *A_log, const float *dt_bias,
                          int T, int H, float beta_mul, cudaStream_t st);

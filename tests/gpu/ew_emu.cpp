@@ -1,5 +1,6 @@
 /* The element-wise kernel bodies (kernels/cuda/elementwise_body.cuh: embedding, RoPE, SwiGLU,
- * the RoPE angles table, short conv + SiLU, that and the l2 norm in one pass, the gla gate) run on the CPU in the emulator of
+ * the RoPE angles table, short conv + SiLU, that and the l2 norm in one pass, the gla gate, and the gla gate from its
+ * low-rank factor) run on the CPU in the emulator of
  * tests/gpu/la_emu_include/emu_runtime.h (threads as coroutines; SwiGLU also from a bf16 product), against references written
  * here as plain loops over every element, in the form the contract states (model-spec
  * section 3). The kernels and references do the same float arithmetic per element (the CPU's
@@ -204,6 +205,32 @@ static void run(int T, int width, int heads, int threads, unsigned grid) {
         const float *bp = b.data();
         emu::launch_call([=] { gla_gate_kernel(zp, bp, T, C, 1.0f / 16.0f); }, g, threads, 0);
         snprintf(what, sizeof what, "gla_gate T=%d C=%d threads=%d grid=%u", T, C, threads, grid);
+        check(what, z.data(), want.data(), z.size());
+    }
+    /* the gla gate from its low-rank factor: logsigmoid(lr . w[c] + b[c]) / 16, the products
+     * summed in order by fused multiply-adds; ranks below, at and at the cap; a column grid
+     * that does not divide the width and row walkers fewer than the rows */
+    for (int R : {1, 16, GLA_GATE_RMAX}) {
+        const int C = width;
+        std::vector<float> lrf = rnd((size_t)T * R, -2, 2), wf = rnd((size_t)C * R, -1, 1), b = rnd(C, -1, 1);
+        std::vector<__nv_bfloat16> lr(lrf.size()), wv(wf.size());
+        for (size_t i = 0; i < lrf.size(); i++) lr[i] = __float2bfloat16(lrf[i]);
+        for (size_t i = 0; i < wf.size(); i++) wv[i] = __float2bfloat16(wf[i]);
+        std::vector<float> z((size_t)T * C, NAN), want(z.size());
+        for (int t = 0; t < T; t++)
+            for (int c = 0; c < C; c++) {
+                float acc = 0.0f;
+                for (int r = 0; r < R; r++)
+                    acc = fmaf(__bfloat162float(lr[(size_t)t * R + r]), __bfloat162float(wv[(size_t)c * R + r]), acc);
+                const float v = acc + b[c];
+                want[(size_t)t * C + c] = (fminf(v, 0.0f) - log1pf(expf(-fabsf(v)))) * (1.0f / 16.0f);
+            }
+        float *zp = z.data();
+        const __nv_bfloat16 *lp = lr.data(), *wp = wv.data();
+        const float *bp = b.data();
+        const emu_dim3 g2 = {(unsigned)((C + threads - 1) / threads), grid, 1};
+        emu::launch_call([=] { gla_gate_lowrank_kernel(zp, lp, wp, bp, T, C, R, 1.0f / 16.0f); }, g2, threads, 0);
+        snprintf(what, sizeof what, "gla_gate_lowrank T=%d C=%d R=%d threads=%d grid=%ux%u", T, C, R, threads, g2.x, g2.y);
         check(what, z.data(), want.data(), z.size());
     }
 }
