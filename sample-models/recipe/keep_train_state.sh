@@ -6,18 +6,22 @@
 # the device) and, when the run ships, installs the earlier calls' logs in order
 # (`LOGS_ONLY=1 CALL=N install.sh train-state/callN`, FRESH=1 for the run's first call).
 # `git rm -r train-state` once the run has shipped.
-#   bash sample-models/recipe/keep_train_state.sh CALL...   (from .train-state/callN; the last one's weights)
+#   bash sample-models/recipe/keep_train_state.sh CALL...   (from .train-state/callN, else train-state/callN; the last one's weights)
 set -eu
 [ $# -ge 1 ] || { echo "usage: keep_train_state.sh CALL... (the call numbers of .train-state/callN, in order)" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 last=${!#}
+# a call is taken from .train-state/callN (unpack_call.sh's) or, where a fresh checkout has none,
+# from what an earlier session kept in train-state/callN
+src_of() { if [ -d "$root/.train-state/call$1/logs" ]; then echo "$root/.train-state/call$1";
+           elif [ -d "$root/train-state/call$1/logs" ]; then echo "$root/train-state/call$1"; fi; }
 for n in "$@"; do
     case $n in ''|*[!0-9]*) echo "keep_train_state.sh: call number: expected digits, got '$n'" >&2; exit 2 ;; esac
-    [ -d "$root/.train-state/call$n/logs" ] ||
-        { echo "keep_train_state.sh: .train-state/call$n: no such call (unpack_call.sh first)" >&2; exit 1; }
+    [ -n "$(src_of "$n")" ] ||
+        { echo "keep_train_state.sh: call $n: neither .train-state/call$n nor train-state/call$n (unpack_call.sh first)" >&2; exit 1; }
 done
 for n in "$@"; do
-    src=$root/.train-state/call$n dst=$root/train-state/call$n
+    src=$(src_of "$n") dst=$root/train-state/call$n
     rm -rf "$dst.tmp" && mkdir -p "$dst.tmp/logs"
     for f in "$src"/logs/*.log "$src"/logs/*.eval.json; do
         [ -f "$f" ] && [ "$(basename "$f")" != dmon.log ] && cp "$f" "$dst.tmp/logs/"
