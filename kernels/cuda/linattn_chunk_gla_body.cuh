@@ -25,7 +25,7 @@ using namespace nvcuda;
  * block is factored only while every channel decays by at most 2^GLA_DIAG_SPAN across it (the
  * entries above the diagonal, zeroed after, stay finite too), else every diagonal block is taken
  * pairwise. Factored: 4 x 16 x 128 x 2 exps a chunk instead of 4 x 136 x 128 (~4.5 us of the
- * MUFU's time a block on the H100, out of ~40), on warps 0-3 after their off-diagonal block. */
+ * MUFU's time a block on the H100, out of ~40), in the off-diagonal phase (GLA_DIAG_OWN). */
 #ifndef GLA_DIAG_SPAN
 #define GLA_DIAG_SPAN 48.0
 #endif
@@ -48,7 +48,7 @@ struct gla_args {
     float scale;
     /* under SWLA, where the device's shared memory allows (Hopper: 227 KB a block): 1, the
      * output kernel prefetches the newest cut chunk's Khat and v into tiles of their own; 2, it
-     * also builds that chunk's products early (GLA_CUT_EARLY below); 0 neither */
+     * also builds that chunk's products early (GLA_CUT_WARPS below); 0 neither */
     int stage;
     int diag_pairwise;           /* 1: the diagonal blocks pairwise always (HS_CUDA_GLA_DIAG=pairwise, A/B) */
 };
@@ -341,6 +341,12 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     if (pre && a.stage > 1 && pd == fz - 1)
         for (int rb = 0; rb < 4; rb++) ncut += 4 - KFIRST(rb, pd) / 16;
     const bool early = pre && a.stage > 1 && pd == fz - 1 && ncut <= GLA_CUT_WARPS;
+    /* the i-th of those tiles (row blocks in order, key blocks from kfirst): its row block, key block */
+    auto cut_tile = [&](int i, int &rb, int &cb) {
+        rb = 0;
+        while (i >= 4 - KFIRST(rb, pd) / 16) i -= 4 - KFIRST(rb, pd) / 16, rb++;
+        cb = KFIRST(rb, pd) / 16 + i;
+    };
     la_tile_each4(dk, [&](int r, int c) { la_mul4(qs + r * LDK + c, make_float4(a.scale, a.scale, a.scale, a.scale)); });
     /* bs: the in-chunk cumulative log decay, in log2 units (every use below is 2^(difference)),
      * and whether any channel decays by more than 2^GLA_DIAG_SPAN across a 16-row block */
@@ -386,12 +392,10 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         }
         wmma::store_matrix_sync(as + bi * 16 * LA_LDA + bj * 16, acc, LA_LDA, wmma::mem_row_major);
     } else if (early && warp - GLA_OFFDIAG < ncut) {
-        /* the cut warps: tile i of the cut chunk's needed tiles (row blocks in order, key
-         * blocks from kfirst), Qhat = q/sqrt(dk) exp(b_t) exp(Lz) built a 16 x 8 slice at a time
-         * (the exponent b_t + Lz <= 0, as the two factors it stands for) */
-        int rb = 0, i = warp - GLA_OFFDIAG;
-        while (i >= 4 - KFIRST(rb, pd) / 16) i -= 4 - KFIRST(rb, pd) / 16, rb++;
-        const int cb = KFIRST(rb, pd) / 16 + i;
+        /* the cut warps, a needed tile each: Qhat = q/sqrt(dk) exp(b_t) exp(Lz) built a 16 x 8
+         * slice at a time (the exponent b_t + Lz <= 0, as the two factors it stands for) */
+        int rb, cb;
+        cut_tile(warp - GLA_OFFDIAG, rb, cb);
         float *qh = sm + Ly.ct + (size_t)(warp - GLA_OFFDIAG) * GLA_CUT_SLAB;
         la_acc acc;
         wmma::fill_fragment(acc, 0.0f);
@@ -413,9 +417,9 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         __pipeline_commit();
     }
     /* diagonal blocks pairwise (where a block's decay is too wide to factor): a warp takes rows
-     * p and 15 - p of one 16 x 16 block (17 entries
-     * on or below the diagonal), a lane one entry (lanes 0-15 row p, 16-31 row 15 - p, key
-     * lane & 15) over every channel, so no reduction across lanes; the float4 reads are
+     * p and 15 - p of one 16 x 16 block (17 entries on or below the diagonal), a lane one entry
+     * (lanes 0-15 row p, 16-31 row 15 - p, key lane & 15) over every channel, so no reduction
+     * across lanes; the float4 reads are
      * broadcasts (the row's q and b) or meet 32 distinct banks (k and b of 8 keys: rows 4
      * banks apart). (One warp an entry, channels over the lanes and a shuffle reduction, took
      * ~2x the instructions.) Then, for every other entry, the causal zero or the window mask
@@ -501,9 +505,9 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         /* the cut warps' tiles into A, masked; then A V with the cut chunk's v */
         __syncthreads();                   /* every warp is done with A for its own terms */
         for (int e = tid; e < ncut * 256; e += blockDim.x) {
-            int rb = 0, i = e >> 8;
-            while (i >= 4 - KFIRST(rb, pd) / 16) i -= 4 - KFIRST(rb, pd) / 16, rb++;
-            const int r = (e >> 4) & 15, c = e & 15, t = rb * 16 + r, s = (KFIRST(rb, pd) / 16 + i) * 16 + c;
+            int rb, cb;
+            cut_tile(e >> 8, rb, cb);
+            const int r = (e >> 4) & 15, c = e & 15, t = rb * 16 + r, s = cb * 16 + c;
             as[t * LA_LDA + s] = (long)pd * LC + s < lo[t] ? 0.0f : sm[Ly.ct + (size_t)(e >> 8) * GLA_CUT_SLAB + r * 16 + c];
         }
         __pipeline_wait_prior(0);          /* the cut chunk's v */
