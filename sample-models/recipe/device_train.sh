@@ -70,7 +70,8 @@ ARGS_SAVED=("$@")
 # warm machine whose /tmp/family ends at FROM_STEP), else it starts from INIT_DIR's weights
 # (default /tmp/family; sample-models/ when a fresh machine continues staged weights) with a
 # fresh AdamW and `--rewarm 50`. The call's own arguments come first (argparse keeps the last).
-# Each part's "done:" line says the steps it made; the last says where the next call starts.
+# Each part's "done:" line says the steps it made; the last says where the next call starts
+# (FROM_STEP=warm on the same warm machine takes it from there and implies RESUME=1).
 sched=()
 if [ -n "${SCHEDULE:-}" ]; then
   [ -f "$SCHEDULE" ] || { echo "device_train.sh: SCHEDULE=$SCHEDULE: no such file" >&2; exit 2; }
@@ -86,7 +87,13 @@ fi
 names=${NAMES:-$(python3 -c "import sys; sys.path.insert(0, '$R'); import family; print(' '.join(family.FAMILY))")}
 if [ ${#sched[@]} -gt 0 ]; then
   g=${FROM_STEP:-0}
-  [ "$g" -ge 0 ] 2>/dev/null || { echo "device_train.sh: FROM_STEP=$g: a step number" >&2; exit 2; }
+  # FROM_STEP=warm: where this machine's last call stopped (so the next call can be issued at
+  # once, within the warm machine's idle window, without reading the last call's log first)
+  if [ "$g" = warm ]; then
+    [ -f $W/next_step ] || { echo "device_train.sh: FROM_STEP=warm: no $W/next_step (a fresh machine: stage the last call's weights, INIT_DIR=sample-models, FROM_STEP=its step)" >&2; exit 2; }
+    g=$(cat $W/next_step); RESUME=1
+  fi
+  [ "$g" -ge 0 ] 2>/dev/null || { echo "device_train.sh: FROM_STEP=$g: a step number or warm" >&2; exit 2; }
   warm=-1; [ "${RESUME:-0}" = 1 ] && warm=$g
   p=0; rc=0
   while :; do
@@ -121,6 +128,7 @@ if [ ${#sched[@]} -gt 0 ]; then
     g=$((g + made)); warm=$g; INIT_DIR=$W
     echo "part $p: $made steps, $(( $(date +%s) - t0 )) s; $(grep -h 'done:' $W/*.stdout.p$p 2>/dev/null | sed 's/.*\[\([^ ]*\) .*NIAH at L0 {.sk1.: \([0-9.]*\).*/\1 sk1 \2/' | tr '\n' ' ')"
   done
+  echo $g > $W/next_step
   phases=$p
 else
 phases=${PHASES:-1}
