@@ -49,7 +49,8 @@ endif
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_SRC := $(strip $(wildcard kernels/cuda/*.cu) $(wildcard engine/cuda/*.cu))
 # (sm_90a: the machine code with Hopper's wgmma, used by kernels/cuda/attention_wg.cu only)
-NVCCFLAGS := -O3 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra,-Werror -I. -Iengine -Ikernels \
+# (-Werror all-warnings: nvcc's own front-end warnings, e.g. #179-D, fail the build as the host's do)
+NVCCFLAGS := -O3 -std=c++17 -Werror all-warnings -Xcompiler -fPIC,-Wall,-Wextra,-Werror -I. -Iengine -Ikernels \
              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a \
              -gencode arch=compute_90,code=compute_90
 CUDA_LIB := $(BUILD)/libhs_cuda.so

@@ -3,7 +3,7 @@
 # when the image lacks libcjson/openblas; tests/gpu/fetch_carry.sh fetches .deps and .whl on a
 # machine with a network), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
-# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed, cutab.
+# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed, cutab, diagck.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
@@ -23,12 +23,14 @@ if ! pkg-config --exists libcjson openblas 2>/dev/null && [ -d .deps ]; then
 fi
 t0=$(date +%s)
 # steps that use only the linear-attention check program skip the engine's build (~70 s)
-la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail) ;; *) la_only=0 ;; esac; done
+la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail|diagck) ;; *) la_only=0 ;; esac; done
 if [ $la_only = 0 ]; then
     make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
 fi
 export HS_BIN=$PWD/build/hybridscope
+# la_check's failing cases (with their worst element), then its summary line
+la_fails() { awk '/ FAIL$/ { print; if ((getline l) > 0) print l; next } { last = $0 } END { print last }'; }
 for s in $steps; do case $s in
 kcheck)   # the FA2 and both wgmma attention kernels against the fp32 one (tests/gpu/attn_fa2.cu)
     nvcc -O3 -std=c++17 --threads 0 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a \
@@ -76,8 +78,9 @@ bench) bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench 
 evaltable)  # the sample models' quality bar and extrapolation table on the GPU engine (the CPU
             # takes ~2.5 h for the table on the 2-core development machine); EVAL_ARGS overrides
     t1=$(date +%s)
-    python3 sample-models/recipe/evaluate.py bar --samples 5 --device cuda > "$OUT/bar.md" 2>&1; echo "bar rc=$?"; cat "$OUT/bar.md"
-    python3 sample-models/recipe/evaluate.py table --device cuda ${EVAL_ARGS:---samples 1 --ppl-docs 2} > "$OUT/table.md" 2>&1
+    # EVAL_DIR: the checkpoints under DIR/NAME (a training call's /tmp/family: device_eval.sh)
+    python3 sample-models/recipe/evaluate.py bar --samples 5 --device cuda ${EVAL_DIR:+--dir "$EVAL_DIR"} > "$OUT/bar.md" 2>&1; echo "bar rc=$?"; cat "$OUT/bar.md"
+    python3 sample-models/recipe/evaluate.py table --device cuda ${EVAL_DIR:+--dir "$EVAL_DIR"} ${EVAL_ARGS:---samples 1 --ppl-docs 2} > "$OUT/table.md" 2>&1
     echo "table rc=$? ($(( $(date +%s) - t1 )) s with the bar)"; tail -3 "$OUT/table.md" ;;
 verify)  # every kernel change since the last GPU run checked, not compared, in ~7-8 min: la_check
         # of the default build (both gdn widths, unstaged) and of the gla32w / gdnout2 A/B builds,
@@ -89,15 +92,15 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
         -o build/hs_attn_fa2 tests/gpu/attn_fa2.cu kernels/cuda/attention*.cu kernels/cuda/elementwise.cu > "$OUT/verify_kcheck_build.log" 2>&1 ) & vkb=$!
     ( LA_VARIANT=gla32w bash tests/gpu/la_build.sh build > /dev/null 2>&1 & LA_VARIANT=gdnout2 bash tests/gpu/la_build.sh build > /dev/null 2>&1 & wait ) & vlb=$!
     if la=$(bash tests/gpu/la_build.sh build); then
-        echo "la_check default: $(timeout 60 "$la" check | tail -1)"
-        echo "la_check HS_CUDA_GDN_BV=16: $(HS_CUDA_GDN_BV=16 timeout 60 "$la" check | tail -1)"
-        echo "la_check HS_CUDA_LA_STAGE=0: $(HS_CUDA_LA_STAGE=0 timeout 60 "$la" check | tail -1)"
-        echo "la_check HS_CUDA_LA_STAGE=1: $(HS_CUDA_LA_STAGE=1 timeout 60 "$la" check | tail -1)"
-        echo "la_check HS_CUDA_GLA_DIAG=pairwise: $(HS_CUDA_GLA_DIAG=pairwise timeout 60 "$la" check | tail -1)"
+        echo "la_check default: $(timeout 60 "$la" check | la_fails)"
+        echo "la_check HS_CUDA_GDN_BV=16: $(HS_CUDA_GDN_BV=16 timeout 60 "$la" check | la_fails)"
+        echo "la_check HS_CUDA_LA_STAGE=0: $(HS_CUDA_LA_STAGE=0 timeout 60 "$la" check | la_fails)"
+        echo "la_check HS_CUDA_LA_STAGE=1: $(HS_CUDA_LA_STAGE=1 timeout 60 "$la" check | la_fails)"
+        echo "la_check HS_CUDA_GLA_DIAG=factored: $(HS_CUDA_GLA_DIAG=factored timeout 60 "$la" check | la_fails)"
     else echo "verify: la_check build failed"; fi
     wait $vlb
     for v in gla32w gdnout2; do
-        [ -x build/la_check_$v ] && echo "la_check $v: $(timeout 60 build/la_check_$v check | tail -1)" || echo "la_check $v: no build"
+        [ -x build/la_check_$v ] && echo "la_check $v: $(timeout 60 build/la_check_$v check | la_fails)" || echo "la_check $v: no build"
     done
     wait $vkb
     if [ -x build/hs_attn_fa2 ]; then   # the attention kernels, the TMA-fed one's RoPE-as-it-loads included
@@ -119,13 +122,30 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
 lagain)  # the linear-attention side of the bench in ~6-8 min: la_check (both gdn widths), the chunk
         # kernel rows at 4K/64K, and the GLA/GDN prefill rows with the PyTorch stack's
         # (fla's chunk kernels and the models) in the same run, 376m unless BENCH_PRESETS says
-    la=$(bash tests/gpu/la_build.sh build) && { timeout 60 "$la" check | tail -1; HS_CUDA_GDN_BV=16 timeout 60 "$la" check | tail -1; }
+    la=$(bash tests/gpu/la_build.sh build) && { timeout 60 "$la" check | la_fails; HS_CUDA_GDN_BV=16 timeout 60 "$la" check | la_fails; }
     # 4K and 64K only (16K with BENCH_LENGTHS / LA_BENCH_LENGTHS): the call must end inside 10 minutes
     LA_BENCH_LENGTHS=${LA_BENCH_LENGTHS:-"4096 65536"} bash tests/gpu/la_bench.sh build > "$OUT/la_bench.log" 2>&1
     echo "la_bench rc=$?"; cat "$OUT/la_bench.log"
     BENCH_PRESETS=${BENCH_PRESETS:-376m} BENCH_TYPES=${BENCH_TYPES:-"gla gdn"} BENCH_LENGTHS=${BENCH_LENGTHS:-4096,65536} \
         BENCH_KERNELS=0 BENCH_EAGER_PRESETS= bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1
     echo "bench rc=$?"; cat "$OUT/bench.log" ;;
+diagck) # the factored diagonal's one failing la_check case (session 22, H100): every failing
+        # case with its worst element for the default build and for the suspects' builds (a
+        # span check of 2^16, exp2f for ex2.approx.ftz, the blocks on warps 0-3 when unstaged),
+        # each in the stage-2 and stage-1 forms; the default's whole output in diagck_full.txt
+    pids=(); for v in "" span16 exp2f diagown0; do
+        LA_VARIANT=$v bash tests/gpu/la_build.sh build > "$OUT/diagck_build_${v:-default}.log" 2>&1 & pids+=($!)
+    done
+    wait "${pids[@]}"
+    echo "diagck build_s=$(( $(date +%s) - t0 ))"
+    HS_CUDA_GLA_DIAG=factored timeout 90 build/la_check check > "$OUT/diagck_full.txt" 2>&1
+    for b in build/la_check build/la_check_span16 build/la_check_exp2f build/la_check_diagown0; do
+        [ -x $b ] || { echo "diagck: $b: no build"; continue; }
+        for st in 2 1; do
+            echo "diagck $(basename $b) stage=$st: $(HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=factored timeout 90 $b check | la_fails)"
+        done
+    done
+    echo "diagck pairwise: $(HS_CUDA_GLA_DIAG=pairwise timeout 90 build/la_check check | la_fails)" ;;
 cutab)  # session 21's gla changes against what they replace: the output kernel's early cut-chunk
         # products (stage 2) against stage 1 (HS_CUDA_LA_STAGE=1), its factored diagonal blocks
         # against the pairwise ones (HS_CUDA_GLA_DIAG=pairwise), and the SWLA scans' drops 8 steps
@@ -142,11 +162,11 @@ cutab)  # session 21's gla changes against what they replace: the output kernel'
     # a form: STAGE:DIAG:BINARY (DIAG: f factored where the decays allow, p pairwise)
     forms="2:f:$la 1:f:$la 2:p:$la 2:f:$d8"
     for fm in $forms; do
-        st=${fm%%:*}; r=${fm#*:}; dg=${r%%:*}; b=${r#*:}; e=; [ $dg = p ] && e=pairwise
-        echo "la_check stage=$st diag=$dg $(basename "$b"): $(HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=$e timeout 90 "$b" check | tail -1)"
+        st=${fm%%:*}; r=${fm#*:}; dg=${r%%:*}; b=${r#*:}; e=factored; [ $dg = p ] && e=pairwise
+        echo "la_check stage=$st diag=$dg $(basename "$b"): $(HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=$e timeout 90 "$b" check | la_fails)"
     done
     for r in 1 2 3; do for T in 4096 65536; do for fm in $forms; do
-        st=${fm%%:*}; x=${fm#*:}; dg=${x%%:*}; b=${x#*:}; e=; [ $dg = p ] && e=pairwise
+        st=${fm%%:*}; x=${fm#*:}; dg=${x%%:*}; b=${x#*:}; e=factored; [ $dg = p ] && e=pairwise
         HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=$e timeout 60 "$b" bench $T 8 128 gla_chunk |
             grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" | sed "s|^|cutab round=$r build=$(basename "$b")_$dg stage=$st |"
     done; done; done | tee "$OUT/cutab_rows.txt"
@@ -164,7 +184,7 @@ for (b, st, T, row), ms in sorted(best.items()):
     print(f"cutab best build={b} stage={st} T={T} {row} {ms:.3f} ms" + (f" ({ms / p:.3f}x plain)" if p and row != "plain" else ""))
 PY
     if command -v ncu >/dev/null; then for fm in "2:f:$la" "1:f:$la" "2:p:$la"; do
-        st=${fm%%:*}; x=${fm#*:}; dg=${x%%:*}; b=${x#*:}; e=; [ $dg = p ] && e=pairwise
+        st=${fm%%:*}; x=${fm#*:}; dg=${x%%:*}; b=${x#*:}; e=factored; [ $dg = p ] && e=pairwise
         for row in plain exact_swla; do
             HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=$e timeout 120 ncu --metrics gpu__time_duration.sum -k regex:gla_ --launch-count 6 \
                 "$b" bench 65536 8 128 gla_chunk_$row > "$OUT/cutab_ncu_${st}${dg}_$row.txt" 2>&1
@@ -264,6 +284,9 @@ esac; done
 # The device tool brings back at most 8 files of up to 16 MiB: past 7, this run's files but
 # run.log go into one archive (ncu's report files left out of it if it would be too large; their
 # text and source pages stay in). Files that were in $OUT before the run stay as they are.
+# An earlier run's detail.tgz in the same command (device_eval.sh, then diagck) is opened and
+# packed again with this run's files, so neither overwrites the other nor makes a ninth file.
+[ -f "$OUT/detail.tgz" ] && (cd "$OUT" && tar xzf detail.tgz && rm -f detail.tgz)
 find "$OUT" -maxdepth 1 -type f ! -name run.log ! -name detail.tgz -printf '%P\n' | sort | comm -23 - "$pre" > /tmp/hs_pack.list
 n=$(find "$OUT" -maxdepth 1 -type f ! -name run.log | wc -l)
 if [ "$n" -gt 7 ] && [ -s /tmp/hs_pack.list ]; then

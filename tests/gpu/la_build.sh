@@ -9,8 +9,8 @@
 # 32-warp one (-DGLA_THREADS=1024: capped at 64 registers, a few spills; la_emu passes it);
 # LA_VARIANT=gdnout2 the gdn output kernel with 8 warps, S_n read from global memory and two
 # blocks a SM (~102 KB each) instead of one 16-warp block with S_n staged (~170 KB);
-# LA_VARIANT=dpf8 the gla SWLA scans with the
-# drops loaded 8 steps ahead (-DGLA_DPF=8 -DGLA_DPF_EXACT=8), LA_VARIANT=burst1 with an overlap burst's drops
+# LA_VARIANT=dpf8 both gla SWLA scans with the
+# drops loaded 8 steps ahead (-DGLA_DPF=8 -DGLA_DPF_EXACT=8; exact's is 8 by default, dpf4 the old 4), LA_VARIANT=burst1 with an overlap burst's drops
 # loaded one at a time (-DGLA_BURST=1).
 set -eu
 cd "$(dirname "$0")/../.."
@@ -22,10 +22,16 @@ gla8w) out=${out}_gla8w; flags="-DGLA_THREADS=256 -DGLA_PF=4" ;;
 gla32w) out=${out}_gla32w; flags="-DGLA_THREADS=1024" ;;   # 32-warp gla output kernel (64 registers, small spills)
 gdn4w) out=${out}_gdn4w; flags="-DGDN_ST_THREADS=128" ;;
 gdnout2) out=${out}_gdnout2; flags="-DGDN_OUT_THREADS=256 -DGDN_OUT_BLOCKS=2 -DGDN_OUT_STAGED=0" ;;   # 2 blocks a SM
-dpf8) out=${out}_dpf8; flags="-DGLA_DPF=8 -DGLA_DPF_EXACT=8" ;;   # the gla SWLA scans' drops loaded 8 steps ahead instead of 4
+dpf8) out=${out}_dpf8; flags="-DGLA_DPF=8 -DGLA_DPF_EXACT=8" ;;   # both gla SWLA scans' drops 8 steps ahead (exact's is by default)
+dpf4) out=${out}_dpf4; flags="-DGLA_DPF_EXACT=4" ;;   # exact's drops 4 ahead (the default before session 22)
 burst1) out=${out}_burst1; flags="-DGLA_BURST=1" ;;   # an overlap burst's drops loaded one at a time (before session 20)
 lineinfo) out=${out}_lineinfo; flags="-lineinfo" ;;   # for ncu's source-level stall sampling (ladetail)
-*) echo "la_build: unknown LA_VARIANT '$LA_VARIANT' (gla8w, gla32w, gdn4w, gdnout2, dpf8, burst1, lineinfo)" >&2; exit 2 ;;
+# the factored diagonal's suspects (device_run.sh diagck): a narrower span check, exp2f for
+# ex2.approx.ftz, the diagonal blocks on warps 0-3 after their off-diagonal block when unstaged
+span16) out=${out}_span16; flags="-DGLA_DIAG_SPAN=16.0" ;;
+exp2f) out=${out}_exp2f; flags="-DLA_EXP2_PRECISE" ;;
+diagown0) out=${out}_diagown0; flags="-DGLA_DIAG_OWN=0" ;;
+*) echo "la_build: unknown LA_VARIANT '$LA_VARIANT' (gla8w, gla32w, gdn4w, gdnout2, dpf8, burst1, lineinfo, span16, exp2f, diagown0, dpf4)" >&2; exit 2 ;;
 esac
 src="tests/gpu/la_check.cu kernels/cuda/linattn.cu kernels/cuda/linattn_chunk.cu kernels/cuda/linattn_chunk_gdn.cu"
 deps="$src kernels/cuda/linattn_chunk_gla_body.cuh kernels/cuda/linattn_chunk_gdn_body.cuh kernels/cuda/linattn_chunk_gdn_state8.cuh kernels/cuda/kernels.cuh kernels/cuda/linattn_chunk.cuh kernels/cuda/linattn_chunk_common.cuh kernels/cuda/linattn_window.h"
