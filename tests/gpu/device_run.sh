@@ -78,10 +78,15 @@ bench) bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1; echo "bench 
 evaltable)  # the sample models' quality bar and extrapolation table on the GPU engine (the CPU
             # takes ~2.5 h for the table on the 2-core development machine); EVAL_ARGS overrides
     t1=$(date +%s)
-    # EVAL_DIR: the checkpoints under DIR/NAME (a training call's /tmp/family: device_eval.sh)
-    python3 sample-models/recipe/evaluate.py bar --samples 5 --device cuda ${EVAL_DIR:+--dir "$EVAL_DIR"} > "$OUT/bar.md" 2>&1; echo "bar rc=$?"; cat "$OUT/bar.md"
-    python3 sample-models/recipe/evaluate.py table --device cuda ${EVAL_DIR:+--dir "$EVAL_DIR"} ${EVAL_ARGS:---samples 1 --ppl-docs 2} > "$OUT/table.md" 2>&1
-    echo "table rc=$? ($(( $(date +%s) - t1 )) s with the bar)"; tail -3 "$OUT/table.md" ;;
+    # EVAL_DIR: the checkpoints under DIR/NAME (a training call's /tmp/family: device_eval.sh).
+    # Finished runs are cached on the machine (EVAL_CACHE), so a table cut by EVAL_TIMEOUT
+    # seconds (0: none) resumes where it stopped when the step runs again on the same machine.
+    ec=${EVAL_CACHE:-/tmp/hs_evalcache}; mkdir -p "$ec"
+    python3 sample-models/recipe/evaluate.py bar --samples 5 --device cuda --cache "$ec" ${EVAL_DIR:+--dir "$EVAL_DIR"} > "$OUT/bar.md" 2>&1; echo "bar rc=$?"; cat "$OUT/bar.md"
+    timeout "${EVAL_TIMEOUT:-0}" python3 sample-models/recipe/evaluate.py table --device cuda --cache "$ec" ${EVAL_DIR:+--dir "$EVAL_DIR"} \
+        ${EVAL_ARGS:---samples 1 --ppl-docs 2} > "$OUT/table.md" 2>&1
+    rc=$?; [ $rc = 124 ] && echo "table: cut at EVAL_TIMEOUT=$EVAL_TIMEOUT s with $(ls "$ec" | wc -l) runs cached; evaltable again on this machine resumes it"
+    echo "table rc=$rc ($(( $(date +%s) - t1 )) s with the bar)"; tail -3 "$OUT/table.md" ;;
 verify)  # every kernel change since the last GPU run checked, not compared, in ~7-8 min: la_check
         # of the default build (both gdn widths, unstaged) and of the gla32w / gdnout2 A/B builds,
         # kcheck (the attention kernels, RoPE-as-it-loads included),
