@@ -32,6 +32,11 @@ using namespace nvcuda;
 /* Unstaged (plain on Hopper), warps 6-9 build the diagonal blocks alongside the off-diagonal
  * ones, each with a scratch of its own (+18 KB, ~196 KB a block); staged, the shared memory
  * has no room for those, so warps 0-3 build them after their off-diagonal block. */
+/* the output kernel's first loads as three cp.async groups waited for as they are needed (1:
+ * one group waited for at once, before session 22) */
+#ifndef GLA_LOAD_GROUPS
+#define GLA_LOAD_GROUPS 3
+#endif
 #ifndef GLA_DIAG_OWN
 #define GLA_DIAG_OWN (GLA_WARPS >= GLA_OFFDIAG + 4 ? 4 : 0)
 #endif
@@ -319,23 +324,34 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     const bool pre = staged && pd < fz;
     float *kc = staged ? sm + Ly.kx : ks, *vc = staged ? sm + Ly.vx : vs;   /* cut chunks' Khat, v */
 
-    /* the four tiles in one round trip (cp.async): one block per SM leaves no other block to
-     * hide a load's latency behind */
+    /* the four tiles issued at once (cp.async): one block per SM leaves no other block to hide
+     * a load's latency behind. In the order they are needed, as three groups (GLA_LOAD_GROUPS;
+     * 1: one group, waited for at once): q and gk for the scale and the cumulative decay, then
+     * k (with the cut chunk's Khat and the window's log decay) for the intra-chunk products,
+     * then v for A V, so the decay pass runs while k and v are still arriving. */
+    const bool lzs = pd < fz && fz < n;  /* the window's log decay since the state's first chunk (Qhat) */
     la_load_tile_async(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
-    la_load_tile_async(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile_async(bs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
-    la_load_tile_async(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
+#if GLA_LOAD_GROUPS > 1
+    __pipeline_commit();
+#endif
+    la_load_tile_async(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     if (pre) la_load_tile_async(kc, LDK, a.Kh, (size_t)a.H * dk, (size_t)h * dk, (fz - 1) * LC, a.N * LC, dk);
-    /* the window's log decay since the state's first chunk (for Qhat below) comes with them:
-     * loaded where it is used, its latency stood alone in the block's serial path */
-    const bool lzs = pd < fz && fz < n;
     if (lzs && tid < dk / 4)
         __pipeline_memcpy_async(ez + 4 * tid, a.Lz + ((size_t)n * a.H + h) * dk + 4 * tid, 16);
+#if GLA_LOAD_GROUPS > 1
+    __pipeline_commit();
+#endif
+    la_load_tile_async(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
     __pipeline_commit();
     for (int t = tid; t < LC; t += blockDim.x) lo[t] = (int)la_chunk_lo((long)t0 + t, a.swla, a.W, a.S);
     int *wide = lo + LC;                 /* set where a diagonal block's decay is too wide to factor */
     if (tid == 0) *wide = a.diag_pairwise;
+#if GLA_LOAD_GROUPS > 1
+    __pipeline_wait_prior(2);            /* q, gk */
+#else
     __pipeline_wait_prior(0);
+#endif
     __syncthreads();
     /* key columns of cut chunk j before kfirst(rb) are masked for every row of row block rb
      * (the visible start never decreases with t): those tiles are neither computed nor read */
@@ -365,6 +381,9 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
         }
         if (w) *wide = 1;
     }
+#if GLA_LOAD_GROUPS > 1
+    __pipeline_wait_prior(1);            /* k, the cut chunk's Khat, Lz */
+#endif
     __syncthreads();
     const bool diagf = !*wide;           /* the diagonal blocks factored, as tile products */
 
@@ -461,7 +480,11 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
      * for its own load: that was the kernel's largest cost.) */
     float *zs = ks;
     const bool carried = fz < n;
-    __syncthreads();                       /* Qt complete, ks and bs free */
+#if GLA_LOAD_GROUPS > 1
+    if (pre) __pipeline_wait_prior(1);     /* v (the cut chunk's v, committed after it, may fly on) */
+    else __pipeline_wait_prior(0);
+#endif
+    __syncthreads();                       /* Qt complete, ks and bs free; v in */
     if (carried) {
         const float *zn = a.Z + ((size_t)n * a.H + h) * dk * dv;
         la_rows_each4(dk, dv, [&](int r, int c) { __pipeline_memcpy_async(zs + r * LDV + c, zn + (size_t)r * dv + c, 16); });

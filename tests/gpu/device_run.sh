@@ -157,15 +157,19 @@ cutab)  # session 21's gla changes against what they replace: the output kernel'
         # ahead (the dpf8 build): la_check in each form, plain / exact / overlap rows at 4K and
         # 64K in three interleaved rounds (best of each counts, summarised), ncu's per-kernel time
         # at 64K (exact) for the default and each A/B form
-    pids=(); for v in "" dpf8; do
+        # CUTAB_VARIANTS (la_build.sh variants besides the default, "dpf8" unless given) and
+        # CUTAB_FORMS choose other A/Bs; CUTAB_NCU=0 leaves out the ncu part
+    vars=${CUTAB_VARIANTS-dpf8}
+    pids=(); for v in "" $vars; do
         LA_VARIANT=$v bash tests/gpu/la_build.sh build > "$OUT/cutab_build_${v:-default}.log" 2>&1 & pids+=($!)
     done
     wait "${pids[@]}"
-    la=build/la_check d8=build/la_check_dpf8
-    [ -x $la ] && [ -x $d8 ] || { echo "cutab: build failed"; tail -5 "$OUT"/cutab_build_*.log; continue; }
+    la=build/la_check ok=1
+    for v in "" $vars; do [ -x build/la_check${v:+_$v} ] || ok=0; done
+    [ $ok = 1 ] || { echo "cutab: build failed"; tail -5 "$OUT"/cutab_build_*.log; continue; }
     echo "cutab build_s=$(( $(date +%s) - t0 ))"
     # a form: STAGE:DIAG:BINARY (DIAG: f factored where the decays allow, p pairwise)
-    forms="2:f:$la 1:f:$la 2:p:$la 2:f:$d8"
+    forms=${CUTAB_FORMS:-"2:f:$la 1:f:$la 2:p:$la 2:f:build/la_check_dpf8"}
     for fm in $forms; do
         st=${fm%%:*}; r=${fm#*:}; dg=${r%%:*}; b=${r#*:}; e=factored; [ $dg = p ] && e=pairwise
         echo "la_check stage=$st diag=$dg $(basename "$b"): $(HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=$e timeout 90 "$b" check | la_fails)"
@@ -188,7 +192,7 @@ for (b, st, T, row), ms in sorted(best.items()):
     p = best.get((b, st, T, "plain"))
     print(f"cutab best build={b} stage={st} T={T} {row} {ms:.3f} ms" + (f" ({ms / p:.3f}x plain)" if p and row != "plain" else ""))
 PY
-    if command -v ncu >/dev/null; then for fm in "2:f:$la" "1:f:$la" "2:p:$la"; do
+    if [ "${CUTAB_NCU:-1}" = 1 ] && command -v ncu >/dev/null; then for fm in "2:f:$la" "1:f:$la" "2:p:$la"; do
         st=${fm%%:*}; x=${fm#*:}; dg=${x%%:*}; b=${x#*:}; e=factored; [ $dg = p ] && e=pairwise
         for row in plain exact_swla; do
             HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=$e timeout 120 ncu --metrics gpu__time_duration.sum -k regex:gla_ --launch-count 6 \
