@@ -32,7 +32,7 @@ using namespace nvcuda;
 /* Unstaged (plain on Hopper), warps 6-9 build the diagonal blocks alongside the off-diagonal
  * ones, each with a scratch of its own (+18 KB, ~196 KB a block); staged, the shared memory
  * has no room for those, so warps 0-3 build them after their off-diagonal block. */
-/* the output kernel's first loads as three cp.async groups waited for as they are needed (1:
+/* the local and output kernels' first loads as cp.async groups waited for as they are needed (1:
  * one group waited for at once, before session 22) */
 #ifndef GLA_LOAD_GROUPS
 #define GLA_LOAD_GROUPS 3
@@ -72,11 +72,19 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
     float *ks = sm, *gs = ks + LC * LDK, *vs = gs + LC * LDK;
     const int n = blockIdx.x, h = blockIdx.y, warp = threadIdx.x >> 5;
     const int t0 = n * LC;
+    /* k and gk first (the suffix pass), v after (for U only), as in the output kernel */
     la_load_tile_async(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile_async(gs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+#if GLA_LOAD_GROUPS > 1
+    __pipeline_commit();
+#endif
     la_load_tile_async(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
     __pipeline_commit();
+#if GLA_LOAD_GROUPS > 1
+    __pipeline_wait_prior(1);
+#else
     __pipeline_wait_prior(0);
+#endif
     __syncthreads();
     /* Khat_s = k_s exp(sum of g over the rows after s): one pass from the chunk's end (the
      * suffix sum itself, not the total minus a prefix: one serial walk instead of two). Rows
@@ -89,6 +97,9 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
         }
         a.P[((size_t)n * a.H + h) * dk + c] = (float)suf;
     }
+#if GLA_LOAD_GROUPS > 1
+    __pipeline_wait_prior(0);            /* v */
+#endif
     __syncthreads();
     if (a.Kh) {                  /* SWLA: the output kernel reads Khat of the chunks a window edge cuts */
         la_tile_each4(dk, [&](int r, int c) {
