@@ -27,6 +27,10 @@ using namespace nvcuda;
 #ifndef GDN_OUT_STAGED
 #define GDN_OUT_STAGED 1
 #endif
+/* the output kernel's values load with S_n, after q and k (la_build.sh LA_VARIANT=gdnv0: with them) */
+#ifndef GDN_OUT_V_LATE
+#define GDN_OUT_V_LATE 1
+#endif
 
 static_assert(LC == 64, "gdn_cumsum scans two rows per lane of one warp");
 #define GDN_WARPS (GDN_THREADS / 32)
@@ -370,19 +374,25 @@ __global__ static void __launch_bounds__(GDN_OUT_THREADS, GDN_OUT_BLOCKS) gdn_ou
     double *bd = (double *)(ss + (stage ? dk * LDV : 0));
     const int n = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
     const int t0 = n * LC, L = min(LC, a.T - t0);
-    /* q, k and the chunk's new values in one round trip (cp.async, one group: with one block a
-     * SM nothing else hides a load's latency), then S_n in a second group that lands under the
-     * intra-chunk product, so the last product's k-slices do not each wait on global memory */
+    /* q and k in one round trip (cp.async: with one block a SM nothing else hides a load's
+     * latency), then the chunk's new values and S_n in a second group that lands under the
+     * intra-chunk product, so neither A V nor the last product's k-slices wait on global memory
+     * (GDN_OUT_V_LATE 0: the values with q and k, before session 22) */
     la_load_tile_async(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile_async(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+#if !GDN_OUT_V_LATE
     la_load_tile_async(vs, LDV, a.Vb, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
+#endif
     __pipeline_commit();
+#if GDN_OUT_V_LATE
+    la_load_tile_async(vs, LDV, a.Vb, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
+#endif
     const float *sn = a.Sb + ((size_t)n * a.H + h) * dk * dv;
     if (stage && n > 0)
         la_rows_each4(dk, dv, [&](int r, int c) { __pipeline_memcpy_async(ss + r * LDV + c, sn + (size_t)r * dv + c, 16); });
     __pipeline_commit();
     gdn_cumsum(bd, a, n, h);
-    __pipeline_wait_prior(1);              /* the tiles (S_n may still be in flight) */
+    __pipeline_wait_prior(1);              /* q, k (the values and S_n may still be in flight) */
     __syncthreads();
     {
         la_acc qk[GDN_OUT_QKT];
@@ -411,7 +421,7 @@ __global__ static void __launch_bounds__(GDN_OUT_THREADS, GDN_OUT_BLOCKS) gdn_ou
         const float f = a.scale * expf((float)bd[t]);
         la_mul4(qs + t * LDK + c, make_float4(f, f, f, f));
     });
-    __pipeline_wait_prior(0);              /* this thread's part of S_n; the barrier makes it whole */
+    __pipeline_wait_prior(0);              /* this thread's part of the values and S_n; the barrier makes them whole */
     __syncthreads();
     const int nbv = dv / 16, ntile = 4 * nbv;
     la_acc acc[GDN_OUT_TPW];

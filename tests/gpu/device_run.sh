@@ -176,21 +176,23 @@ cutab)  # session 21's gla changes against what they replace: the output kernel'
     done
     for r in 1 2 3; do for T in 4096 65536; do for fm in $forms; do
         st=${fm%%:*}; x=${fm#*:}; dg=${x%%:*}; b=${x#*:}; e=factored; [ $dg = p ] && e=pairwise
-        HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=$e timeout 60 "$b" bench $T 8 128 gla_chunk |
-            grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" | sed "s|^|cutab round=$r build=$(basename "$b")_$dg stage=$st |"
+        for rows in ${CUTAB_BENCH:-gla_chunk}; do   # la_check bench's row filters (gdn_chunk_plain: gdn's too)
+            HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=$e timeout 60 "$b" bench $T 8 128 $rows |
+                grep -E "name=(gla|gdn)_chunk_(plain|exact_swla|overlap_swla)" | sed "s|^|cutab round=$r build=$(basename "$b")_$dg stage=$st |"
+        done
     done; done; done | tee "$OUT/cutab_rows.txt"
     # best of the three rounds per build, stage, T and row, and each SWLA row against its plain
     python3 - "$OUT/cutab_rows.txt" <<'PY'
 import re, sys
 best = {}
 for line in open(sys.argv[1]):
-    m = re.search(r"build=(\S+) stage=(\d).*name=gla_chunk_(\w+) T=(\d+).*ms=([\d.]+)", line)
+    m = re.search(r"build=(\S+) stage=(\d).*name=(gla|gdn)_chunk_(\w+) T=(\d+).*ms=([\d.]+)", line)
     if m:
-        k = (m.group(1), m.group(2), int(m.group(4)), m.group(3))
-        best[k] = min(best.get(k, 1e9), float(m.group(5)))
-for (b, st, T, row), ms in sorted(best.items()):
-    p = best.get((b, st, T, "plain"))
-    print(f"cutab best build={b} stage={st} T={T} {row} {ms:.3f} ms" + (f" ({ms / p:.3f}x plain)" if p and row != "plain" else ""))
+        k = (m.group(1), m.group(2), int(m.group(5)), m.group(3), m.group(4))
+        best[k] = min(best.get(k, 1e9), float(m.group(6)))
+for (b, st, T, kind, row), ms in sorted(best.items()):
+    p = best.get((b, st, T, kind, "plain"))
+    print(f"cutab best build={b} stage={st} T={T} {kind} {row} {ms:.3f} ms" + (f" ({ms / p:.3f}x plain)" if p and row != "plain" else ""))
 PY
     if [ "${CUTAB_NCU:-1}" = 1 ] && command -v ncu >/dev/null; then for fm in "2:f:$la" "1:f:$la" "2:p:$la"; do
         st=${fm%%:*}; x=${fm#*:}; dg=${x%%:*}; b=${x#*:}; e=factored; [ $dg = p ] && e=pairwise
