@@ -27,9 +27,10 @@ using namespace nvcuda;
 #ifndef GDN_OUT_STAGED
 #define GDN_OUT_STAGED 1
 #endif
-/* the output kernel's values load with S_n, after q and k (la_build.sh LA_VARIANT=gdnv0: with them) */
-#ifndef GDN_OUT_V_LATE
-#define GDN_OUT_V_LATE 1
+/* the local and output kernels' values load after what is needed first (k; q and k) and are
+ * waited for only before their products (la_build.sh LA_VARIANT=ld1: all in one group) */
+#ifndef GDN_V_LATE
+#define GDN_V_LATE 1
 #endif
 
 static_assert(LC == 64, "gdn_cumsum scans two rows per lane of one warp");
@@ -123,13 +124,21 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
     double *bd = (double *)(smb + Ly.bd);
     const int n = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5;
     const int t0 = n * LC;
-    /* the two tiles by cp.async, under the gate loads and their scan */
+    /* the two tiles by cp.async, under the gate loads and their scan; v in a group of its own,
+     * waited for only before W and U (GDN_V_LATE) */
     la_load_tile_async(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
+#if GDN_V_LATE
+    __pipeline_commit();
+#endif
     la_load_tile_async(vs, LDV, a.v, (size_t)a.H * dv, (size_t)h * dv, t0, a.T, dv);
     __pipeline_commit();
     for (int s = tid; s < LC; s += blockDim.x) bet[s] = t0 + s < a.T ? a.beta[(size_t)(t0 + s) * a.H + h] : 0.0f;
     gdn_cumsum(bd, a, n, h);
+#if GDN_V_LATE
+    __pipeline_wait_prior(1);            /* k */
+#else
     __pipeline_wait_prior(0);
+#endif
     __syncthreads();
     /* K K^T, the lower 4 x 4 blocks (the upper ones are not needed). K K^T and W enter the
      * chunk's state transition (gamma_last I - Khat^T W). Exact SWLA multiplies transitions
@@ -182,6 +191,9 @@ __global__ static void __launch_bounds__(GDN_THREADS) gdn_local_kernel(gdn_args 
         *(float4 *)(ks + t * LDK + c) = x;
     });
     if (tid == 0) a.Lb[(size_t)n * a.H + h] = (float)bd[LC - 1];
+#if GDN_V_LATE
+    __pipeline_wait_prior(0);            /* v */
+#endif
     __syncthreads();
     if (a.Keb) {
         /* ke = Tm^T Khat (each source's key carried to the chunk end) */
@@ -377,14 +389,14 @@ __global__ static void __launch_bounds__(GDN_OUT_THREADS, GDN_OUT_BLOCKS) gdn_ou
     /* q and k in one round trip (cp.async: with one block a SM nothing else hides a load's
      * latency), then the chunk's new values and S_n in a second group that lands under the
      * intra-chunk product, so neither A V nor the last product's k-slices wait on global memory
-     * (GDN_OUT_V_LATE 0: the values with q and k, before session 22) */
+     * (GDN_V_LATE 0: the values with q and k, before session 22) */
     la_load_tile_async(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile_async(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
-#if !GDN_OUT_V_LATE
+#if !GDN_V_LATE
     la_load_tile_async(vs, LDV, a.Vb, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
 #endif
     __pipeline_commit();
-#if GDN_OUT_V_LATE
+#if GDN_V_LATE
     la_load_tile_async(vs, LDV, a.Vb, (size_t)a.H * dv, (size_t)h * dv, t0, a.N * LC, dv);
 #endif
     const float *sn = a.Sb + ((size_t)n * a.H + h) * dk * dv;

@@ -24,7 +24,7 @@ gdn4w) out=${out}_gdn4w; flags="-DGDN_ST_THREADS=128" ;;
 gdnout2) out=${out}_gdnout2; flags="-DGDN_OUT_THREADS=256 -DGDN_OUT_BLOCKS=2 -DGDN_OUT_STAGED=0" ;;   # 2 blocks a SM
 dpf8) out=${out}_dpf8; flags="-DGLA_DPF=8 -DGLA_DPF_EXACT=8" ;;   # both gla SWLA scans' drops 8 steps ahead (exact's is by default)
 dpf4) out=${out}_dpf4; flags="-DGLA_DPF_EXACT=4" ;;   # exact's drops 4 ahead (the default before session 22)
-ld1) out=${out}_ld1; flags="-DGLA_LOAD_GROUPS=1 -DGDN_OUT_V_LATE=0" ;;   # the gla local/output and gdn output kernels' first loads as one group (before session 22)
+ld1) out=${out}_ld1; flags="-DGLA_LOAD_GROUPS=1 -DGDN_V_LATE=0" ;;   # the gla and gdn local and output kernels' first loads as one group (before session 22)
 burst1) out=${out}_burst1; flags="-DGLA_BURST=1" ;;   # an overlap burst's drops loaded one at a time (before session 20)
 lineinfo) out=${out}_lineinfo; flags="-lineinfo" ;;   # for ncu's source-level stall sampling (ladetail)
 # the factored diagonal's suspects (device_run.sh diagck): a narrower span check, exp2f for
