@@ -421,7 +421,11 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
                 kh[row * 36 + c] = ks[tk * LDK + cc] * la_exp2(br - bs[tk * LDK + cc]);
             }
             __syncwarp();
-            la_mma<la_a_row, la_b_col>(acc, qh, 36, 8, kh, 36, 8, w);
+            /* a diagonal block in 3xTF32 (about fp32, as the pairwise form): its entries are the
+             * biggest terms of a row's output under fast decay, and in 1xTF32 a single
+             * cancelling q_t . k_t (T = 1 in la_check, session 22) came out 4.9e-3 off */
+            if (job) la_mma_3x<la_a_row, la_b_col>(acc, qh, 36, 8, kh, 36, 8, w);
+            else la_mma<la_a_row, la_b_col>(acc, qh, 36, 8, kh, 36, 8, w);
             __syncwarp();
         }
         wmma::store_matrix_sync(as + bi * 16 * LA_LDA + bj * 16, acc, LA_LDA, wmma::mem_row_major);
