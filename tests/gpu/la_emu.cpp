@@ -15,7 +15,9 @@
  * References in double precision from the contract's value-path form (model-spec sections 4
  * and 6: each query walks back over its visible sources). Tolerances as tests/gpu/la_check.cu
  * (relative to the reference RMS): RMS <= 3e-3, largest <= 3e-2.
- * Build and run: tests/gpu/la_emu.sh (g++ only; exit 0 all pass). */
+ * Build and run: tests/gpu/la_emu.sh (g++ only; exit 0 all pass). `la_emu lacheck [pairwise]
+ * [N]` replays tests/gpu/la_check.cu's gla cases on la_check's own inputs (all, ~20 min, or the
+ * N-th case of its list), so a case that fails on a GPU can be looked at here. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the CPU emulation of the chunked gla/gdn kernel bodies (tests/gpu/la_emu.cpp;
-# g++ only, no GPU). Usage: la_emu.sh [quick] [BUILD_DIR]. Exit 0 when every run is in tolerance.
+# g++ only, no GPU). Usage: la_emu.sh [quick|lacheck] [BUILD_DIR]. Exit 0 when every run is in
+# tolerance (lacheck: la_check's gla cases on la_check's own inputs, ~20 min).
 set -eu
 cd "$(dirname "$0")/../.."
 mode=${1:-}
