@@ -198,7 +198,7 @@ template <typename F> __device__ __forceinline__ void la_tile_each4(int d, F f) 
  * product with one), and the non-ftz instruction needs a range fix-up of three more
  * instructions per call, in the gla output kernel's innermost loop */
 __device__ __forceinline__ float la_exp2(float x) {
-#if defined(__CUDA_ARCH__) && !defined(LA_EXP2_PRECISE)   /* LA_EXP2_PRECISE: exp2f (A/B) */
+#ifdef __CUDA_ARCH__
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;

@@ -37,9 +37,7 @@ using namespace nvcuda;
 #ifndef GLA_LOAD_GROUPS
 #define GLA_LOAD_GROUPS 3
 #endif
-#ifndef GLA_DIAG_OWN
 #define GLA_DIAG_OWN (GLA_WARPS >= GLA_OFFDIAG + 4 ? 4 : 0)
-#endif
 /* output tiles (4 row blocks x dv/16) per warp, at most */
 #define GLA_TPW ((4 * (CU_LA_CHUNK_MAXD / 16) + GLA_WARPS - 1) / GLA_WARPS)
 static_assert(GLA_WARPS >= GLA_OFFDIAG, "one warp per off-diagonal block");

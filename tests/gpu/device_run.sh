@@ -3,7 +3,7 @@
 # when the image lacks libcjson/openblas; tests/gpu/fetch_carry.sh fetches .deps and .whl on a
 # machine with a network), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
-# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed, cutab, diagck.
+# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed, cutab.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
@@ -23,7 +23,7 @@ if ! pkg-config --exists libcjson openblas 2>/dev/null && [ -d .deps ]; then
 fi
 t0=$(date +%s)
 # steps that use only the linear-attention check program skip the engine's build (~70 s)
-la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail|diagck) ;; *) la_only=0 ;; esac; done
+la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail) ;; *) la_only=0 ;; esac; done
 if [ $la_only = 0 ]; then
     make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
@@ -134,23 +134,6 @@ lagain)  # the linear-attention side of the bench in ~6-8 min: la_check (both gd
     BENCH_PRESETS=${BENCH_PRESETS:-376m} BENCH_TYPES=${BENCH_TYPES:-"gla gdn"} BENCH_LENGTHS=${BENCH_LENGTHS:-4096,65536} \
         BENCH_KERNELS=0 BENCH_EAGER_PRESETS= bash tests/bench/bench_gpu.sh build > "$OUT/bench.log" 2>&1
     echo "bench rc=$?"; cat "$OUT/bench.log" ;;
-diagck) # the factored diagonal's one failing la_check case (session 22, H100): every failing
-        # case with its worst element for the default build and for the suspects' builds (a
-        # span check of 2^16, exp2f for ex2.approx.ftz, the blocks on warps 0-3 when unstaged),
-        # each in the stage-2 and stage-1 forms; the default's whole output in diagck_full.txt
-    pids=(); for v in "" span16 exp2f diagown0; do
-        LA_VARIANT=$v bash tests/gpu/la_build.sh build > "$OUT/diagck_build_${v:-default}.log" 2>&1 & pids+=($!)
-    done
-    wait "${pids[@]}"
-    echo "diagck build_s=$(( $(date +%s) - t0 ))"
-    HS_CUDA_GLA_DIAG=factored timeout 90 build/la_check check > "$OUT/diagck_full.txt" 2>&1
-    for b in build/la_check build/la_check_span16 build/la_check_exp2f build/la_check_diagown0; do
-        [ -x $b ] || { echo "diagck: $b: no build"; continue; }
-        for st in 2 1; do
-            echo "diagck $(basename $b) stage=$st: $(HS_CUDA_LA_STAGE=$st HS_CUDA_GLA_DIAG=factored timeout 90 $b check | la_fails)"
-        done
-    done
-    echo "diagck pairwise: $(HS_CUDA_GLA_DIAG=pairwise timeout 90 build/la_check check | la_fails)" ;;
 cutab)  # session 21's gla changes against what they replace: the output kernel's early cut-chunk
         # products (stage 2) against stage 1 (HS_CUDA_LA_STAGE=1), its factored diagonal blocks
         # against the pairwise ones (HS_CUDA_GLA_DIAG=pairwise), and the SWLA scans' drops 8 steps
@@ -295,7 +278,7 @@ esac; done
 # The device tool brings back at most 8 files of up to 16 MiB: past 7, this run's files but
 # run.log go into one archive (ncu's report files left out of it if it would be too large; their
 # text and source pages stay in). Files that were in $OUT before the run stay as they are.
-# An earlier run's detail.tgz in the same command (device_eval.sh, then diagck) is opened and
+# An earlier run's detail.tgz in the same command (device_eval.sh, then cutab) is opened and
 # packed again with this run's files, so neither overwrites the other nor makes a ninth file.
 [ -f "$OUT/detail.tgz" ] && (cd "$OUT" && tar xzf detail.tgz && rm -f detail.tgz)
 find "$OUT" -maxdepth 1 -type f ! -name run.log ! -name detail.tgz -printf '%P\n' | sort | comm -23 - "$pre" > /tmp/hs_pack.list

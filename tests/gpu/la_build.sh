@@ -27,15 +27,10 @@ dpf4) out=${out}_dpf4; flags="-DGLA_DPF_EXACT=4" ;;   # exact's drops 4 ahead (t
 ld1) out=${out}_ld1; flags="-DGLA_LOAD_GROUPS=1 -DGDN_V_LATE=0" ;;   # the gla and gdn local and output kernels' first loads as one group (before session 22)
 burst1) out=${out}_burst1; flags="-DGLA_BURST=1" ;;   # an overlap burst's drops loaded one at a time (before session 20)
 lineinfo) out=${out}_lineinfo; flags="-lineinfo" ;;   # for ncu's source-level stall sampling (ladetail)
-# the factored diagonal's suspects (device_run.sh diagck): a narrower span check, exp2f for
-# ex2.approx.ftz, the diagonal blocks on warps 0-3 after their off-diagonal block when unstaged
-span16) out=${out}_span16; flags="-DGLA_DIAG_SPAN=16.0" ;;
-exp2f) out=${out}_exp2f; flags="-DLA_EXP2_PRECISE" ;;
-diagown0) out=${out}_diagown0; flags="-DGLA_DIAG_OWN=0" ;;
-*) echo "la_build: unknown LA_VARIANT '$LA_VARIANT' (gla8w, gla32w, gdn4w, gdnout2, dpf8, burst1, lineinfo, span16, exp2f, diagown0, dpf4, ld1)" >&2; exit 2 ;;
+*) echo "la_build: unknown LA_VARIANT '$LA_VARIANT' (gla8w, gla32w, gdn4w, gdnout2, dpf8, burst1, lineinfo, dpf4, ld1)" >&2; exit 2 ;;
 esac
 src="tests/gpu/la_check.cu kernels/cuda/linattn.cu kernels/cuda/linattn_chunk.cu kernels/cuda/linattn_chunk_gdn.cu"
-deps="$src kernels/cuda/linattn_chunk_gla_body.cuh kernels/cuda/linattn_chunk_gdn_body.cuh kernels/cuda/linattn_chunk_gdn_state8.cuh kernels/cuda/kernels.cuh kernels/cuda/linattn_chunk.cuh kernels/cuda/linattn_chunk_common.cuh kernels/cuda/linattn_window.h"
+deps="$src tests/gpu/la_check_cases.h kernels/cuda/linattn_chunk_gla_body.cuh kernels/cuda/linattn_chunk_gdn_body.cuh kernels/cuda/linattn_chunk_gdn_state8.cuh kernels/cuda/kernels.cuh kernels/cuda/linattn_chunk.cuh kernels/cuda/linattn_chunk_common.cuh kernels/cuda/linattn_window.h"
 stale=1
 if [ -x "$out" ]; then
     stale=0

@@ -25,16 +25,12 @@
 
 #include "kernels/cuda/kernels.cuh"
 #include "kernels/cuda/linattn_chunk.cuh"
+#include "tests/gpu/la_check_cases.h"
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
 static const double TOL_RMS = 3e-3, TOL_MAX = 3e-2;
 
-static unsigned rng_state = 12345u;
-static float urand(void) { /* [0, 1) */
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return (float)((rng_state >> 8) & 0xffffff) / 16777216.0f;
-}
 
 struct inputs {
     int T, H, dk, dv;
@@ -55,12 +51,7 @@ static inputs make_inputs(int T, int H, int dk, int dv, float g, float bmax) {
     in.T = T; in.H = H; in.dk = dk; in.dv = dv;
     size_t nk = (size_t)T * H * dk, nv = (size_t)T * H * dv;
     std::vector<float> q(nk), k(nk), v(nv), gk(nk), be((size_t)T * H), la((size_t)T * H);
-    for (auto &x : q) x = 2.0f * urand() - 1.0f;
-    for (auto &x : k) x = 2.0f * urand() - 1.0f;
-    for (auto &x : v) x = 2.0f * urand() - 1.0f;
-    for (auto &x : gk) x = -g * urand();
-    for (auto &x : be) x = bmax * urand();
-    for (auto &x : la) x = -g * urand();
+    la_check_fill(q.data(), k.data(), v.data(), gk.data(), be.data(), la.data(), T, H, dk, dv, g, bmax);
     if (bmax > 0) /* gdn: unit q and k rows per head (x / sqrt(sum x^2 + 1e-6), as cu_l2norm_heads) */
         for (size_t r = 0; r < (size_t)T * H; r++)
             for (int w = 0; w < 2; w++) {
@@ -140,49 +131,7 @@ static void check_case(int gdn, int T, int H, int dk, int dv, float g, float bma
 }
 
 static int run_check(void) {
-    const int Ts[] = {1, 63, 64, 65, 1001, 4099};
-    for (int gdn = 0; gdn < 2; gdn++)
-        for (int T : Ts)
-            for (int strong = 0; strong < 2; strong++) {
-                /* weak: about 0.001 e-folds a step (long memory); strong: up to 6 (gla) / 3 (gdn)
-                 * e-folds a step, far past exp's range over a chunk */
-                float g = strong ? (gdn ? 3.0f : 6.0f) : 0.002f;
-                check_case(gdn, T, 2, 128, 128, g, 1.0f, CU_SWLA_OFF, 0, 0);
-            }
-    /* other head dims (multiples of 16), a mid decay */
-    const int dims[][2] = {{64, 64}, {64, 32}, {16, 16}, {32, 128}};
-    for (auto &d : dims) {
-        check_case(0, 1001, 3, d[0], d[1], 0.3f, 1.0f, CU_SWLA_OFF, 0, 0);
-        check_case(1, 1001, 3, d[0], d[1], 0.3f, 1.0f, CU_SWLA_OFF, 0, 0);
-    }
-    check_case(1, 1001, 2, 128, 128, 0.05f, 2.0f, CU_SWLA_OFF, 0, 0); /* allow_neg_eigval: beta up to 2 */
-    /* gla exact SWLA: window a multiple of the chunk (one cut chunk: its products built early
-     * where the output kernel is staged at level 2; 256 also carries a window decay), not,
-     * longer than most of the input */
-    const int Ws[] = {64, 100, 256, 1000};
-    for (int W : Ws)
-        for (int T : {65, 1001, 4099})
-            for (int strong = 0; strong < 2; strong++)
-                check_case(0, T, 2, 128, 128, strong ? 6.0f : 0.002f, 1.0f, CU_SWLA_EXACT, W, 0);
-    check_case(0, 1001, 2, 64, 32, 0.3f, 1.0f, CU_SWLA_EXACT, 30, 0);   /* window shorter than a chunk */
-    check_case(0, 1001, 2, 16, 16, 0.3f, 1.0f, CU_SWLA_EXACT, 1, 0);    /* each query sees itself only */
-    /* gla overlap SWLA: chunk-aligned blocks, stride below the chunk, blocks straddling chunks */
-    const int WS[][2] = {{256, 64}, {100, 30}, {1000, 250}, {1000, 300}, {77, 77}};
-    for (auto &ws : WS)
-        for (int strong = 0; strong < 2; strong++)
-            check_case(0, 4099, 2, 128, 128, strong ? 6.0f : 0.002f, 1.0f, CU_SWLA_OVERLAP, ws[0], ws[1]);
-    /* gdn overlap SWLA (chunk-aligned W and S: per-block restarted state passes) */
-    const int GWS[][2] = {{256, 64}, {1024, 256}, {128, 128}, {640, 192}};
-    for (auto &ws : GWS)
-        for (int strong = 0; strong < 2; strong++)
-            check_case(1, 4099, 2, 128, 128, strong ? 3.0f : 0.002f, 1.0f, CU_SWLA_OVERLAP, ws[0], ws[1]);
-    check_case(1, 1001, 3, 64, 32, 0.3f, 1.0f, CU_SWLA_OVERLAP, 192, 64);
-    /* gdn exact SWLA (W a multiple of the chunk, >= 2 chunks: block prefix/suffix passes) */
-    for (int W : {128, 192, 1024})
-        for (int strong = 0; strong < 2; strong++)
-            check_case(1, 4099, 2, 128, 128, strong ? 3.0f : 0.002f, 1.0f, CU_SWLA_EXACT, W, 0);
-    check_case(1, 1001, 3, 64, 32, 0.3f, 1.0f, CU_SWLA_EXACT, 256, 0);
-    check_case(1, 1001, 2, 16, 16, 0.05f, 2.0f, CU_SWLA_EXACT, 128, 0);
+    la_check_cases(check_case);
     printf("la_check %s %d/%d cases within tolerance (rel_rms <= %.0e, rel_max <= %.0e)\n", n_fail ? "FAIL" : "PASS",
            n_cases - n_fail, n_cases, TOL_RMS, TOL_MAX);
     return n_fail ? 1 : 0;

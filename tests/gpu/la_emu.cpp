@@ -30,6 +30,7 @@
 #include "emu_runtime.h"
 #include "linattn_chunk_gla_body.cuh"
 #include "linattn_chunk_gdn_state8.cuh"   /* and linattn_chunk_gdn_body.cuh */
+#include "tests/gpu/la_check_cases.h"
 
 /* ---- harness ------------------------------------------------------------------------------- */
 
@@ -72,8 +73,6 @@ static int fails, cases;
 /* `la_emu lacheck`: la_check's own inputs (its generator, seed and draw order, case after case),
  * one pass as a Hopper runs them, so a case that fails on the GPU can be replayed here */
 static bool lacheck_mode;
-static unsigned lc_state = 12345u;   /* tests/gpu/la_check.cu's rng_state and urand() */
-static float lc_urand() { lc_state = lc_state * 1664525u + 1013904223u; return (float)((lc_state >> 8) & 0xffffff) / 16777216.0f; }
 static int emu_diag_pairwise;   /* gla: the diagonal blocks pairwise always (gla_args.diag_pairwise) */
 
 static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, int W, int S) {
@@ -81,13 +80,8 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
     const size_t nk = (size_t)T * H * dk, nv = (size_t)T * H * dv;
     float *q = dev(nk), *k = dev(nk), *v = dev(nv), *gk = dev(nk), *be = dev((size_t)T * H), *la = dev((size_t)T * H);
     float *out = dev(nv);
-    if (lacheck_mode) {   /* la_check's make_inputs: each array whole, in this order (gla: beta's bound 0) */
-        for (size_t i = 0; i < nk; i++) q[i] = 2.0f * lc_urand() - 1.0f;
-        for (size_t i = 0; i < nk; i++) k[i] = 2.0f * lc_urand() - 1.0f;
-        for (size_t i = 0; i < nv; i++) v[i] = 2.0f * lc_urand() - 1.0f;
-        for (size_t i = 0; i < nk; i++) gk[i] = -g * lc_urand();
-        for (size_t i = 0; i < (size_t)T * H; i++) be[i] = 0.0f * lc_urand();
-        for (size_t i = 0; i < (size_t)T * H; i++) la[i] = -g * lc_urand();
+    if (lacheck_mode) {   /* la_check's make_inputs (gla: beta's bound 0) */
+        la_check_fill(q, k, v, gk, be, la, T, H, dk, dv, g, 0.0f);
     } else {
         for (size_t i = 0; i < nk; i++) { q[i] = 2 * frand() - 1; k[i] = 2 * frand() - 1; gk[i] = -g * frand(); }
         for (size_t i = 0; i < nv; i++) v[i] = 2 * frand() - 1;
@@ -189,38 +183,20 @@ static void run_case(int gdn, int T, int H, int dk, int dv, float g, int swla, i
     free(q); free(k); free(v); free(gk); free(be); free(la); free(out);
 }
 
-/* la_check's case list (tests/gpu/la_check.cu run_check, same order) on its own inputs: its gla
+/* la_check's case list (tests/gpu/la_check_cases.h, shared with it) on its own inputs: its gla
  * cases run here (ONLY > 0: the ONLY-th case of the list alone, counting gdn ones), its gdn
  * cases (and the gla ones not chosen) only advance the generator past their inputs */
 static void lacheck_cases(int only) {
     lacheck_mode = true;
     int idx = 0;
-    auto lc = [&](int gdn, int T, int H, int dk, int dv, float g, int swla, int W, int S) {
+    la_check_cases([&](int gdn, int T, int H, int dk, int dv, float g, float, int swla, int W, int S) {
         idx++;
         if (!gdn && (only == 0 || only == idx)) { run_case(0, T, H, dk, dv, g, swla, W, S); return; }
-        const size_t nk = (size_t)T * H * dk, nv = (size_t)T * H * dv, n = 3 * nk + nv + 2 * (size_t)T * H;
-        for (size_t i = 0; i < n; i++) lc_urand();
-    };
-    for (int gdn = 0; gdn < 2; gdn++)
-        for (int T : {1, 63, 64, 65, 1001, 4099})
-            for (int strong = 0; strong < 2; strong++)
-                lc(gdn, T, 2, 128, 128, strong ? (gdn ? 3.0f : 6.0f) : 0.002f, CU_SWLA_OFF, 0, 0);
-    const int dims[][2] = {{64, 64}, {64, 32}, {16, 16}, {32, 128}};
-    for (auto &d : dims) {
-        lc(0, 1001, 3, d[0], d[1], 0.3f, CU_SWLA_OFF, 0, 0);
-        lc(1, 1001, 3, d[0], d[1], 0.3f, CU_SWLA_OFF, 0, 0);
-    }
-    lc(1, 1001, 2, 128, 128, 0.05f, CU_SWLA_OFF, 0, 0);
-    for (int W : {64, 100, 256, 1000})
-        for (int T : {65, 1001, 4099})
-            for (int strong = 0; strong < 2; strong++)
-                lc(0, T, 2, 128, 128, strong ? 6.0f : 0.002f, CU_SWLA_EXACT, W, 0);
-    lc(0, 1001, 2, 64, 32, 0.3f, CU_SWLA_EXACT, 30, 0);
-    lc(0, 1001, 2, 16, 16, 0.3f, CU_SWLA_EXACT, 1, 0);
-    const int WS[][2] = {{256, 64}, {100, 30}, {1000, 250}, {1000, 300}, {77, 77}};
-    for (auto &ws : WS)
-        for (int strong = 0; strong < 2; strong++)
-            lc(0, 4099, 2, 128, 128, strong ? 6.0f : 0.002f, CU_SWLA_OVERLAP, ws[0], ws[1]);
+        std::vector<float> a((size_t)T * H * dk * 3 + (size_t)T * H * (dv + 2));   /* the draws, discarded */
+        float *p = a.data();
+        const size_t nk = (size_t)T * H * dk, nv = (size_t)T * H * dv, nr = (size_t)T * H;
+        la_check_fill(p, p + nk, p + 2 * nk, p + 2 * nk + nv, p + 3 * nk + nv, p + 3 * nk + nv + nr, T, H, dk, dv, g, 1.0f);
+    });
     lacheck_mode = false;
 }
 
