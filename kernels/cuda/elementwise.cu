@@ -17,18 +17,6 @@ static inline unsigned rows_for(int T) { return (unsigned)(T < 65535 * 64 ? (T >
 /* threads for a row kernel over a head's half dims (RoPE and its angles): a warp at least */
 static inline int half_threads(int half) { return half < 32 ? 32 : (half > 256 ? 256 : (half + 31) / 32 * 32); }
 
-/* Block-wide sum for blockDim.x a multiple of 32, up to 1024 threads. */
-__device__ static float block_sum(float v, float *red) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    int w = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
-    __syncthreads();
-    if (lane == 0) red[w] = v;
-    __syncthreads();
-    float s = 0.0f;
-    for (int i = 0; i < nw; i++) s += red[i];
-    return s;
-}
-
 __device__ static float block_max(float v, float *red) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     int w = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
@@ -44,22 +32,6 @@ cudaError_t cu_embedding(float *x, const __nv_bfloat16 *embed, const int32_t *to
                          cudaStream_t st) {
     embedding_kernel<<<rows_for(T), 256, 0, st>>>(x, embed, tokens, T, d);
     return cudaGetLastError();
-}
-
-/* One block per row; the sum of squares in fp32 per thread, combined across the block. */
-__global__ static void rmsnorm_kernel(__nv_bfloat16 *ob, float *of, const float *x, const float *w,
-                                      int dim, float eps) {
-    __shared__ float red[32];
-    const float *row = x + (size_t)blockIdx.x * dim;
-    float ss = 0.0f;
-    for (int j = threadIdx.x; j < dim; j += blockDim.x) ss += row[j] * row[j];
-    ss = block_sum(ss, red);
-    float r = rsqrtf(ss / dim + eps);
-    for (int j = threadIdx.x; j < dim; j += blockDim.x) {
-        float y = row[j] * r * w[j];
-        ob[(size_t)blockIdx.x * dim + j] = __float2bfloat16(y);
-        if (of) of[(size_t)blockIdx.x * dim + j] = y;
-    }
 }
 
 cudaError_t cu_rmsnorm(__nv_bfloat16 *out_bf16, float *out_f32, const float *x, const float *w,
