@@ -63,15 +63,35 @@ cudaError_t cu_swiglu(__nv_bfloat16 *out, const float *gu, int T, int F, cudaStr
     return cudaGetLastError();
 }
 
+/* conv_silu_strip_kernel's shapes (elementwise_body.cuh); dim 0: no l2 norm */
+static int conv_strip_fits(const float *out, const float *in, const float *w, int C, int K, int dim) {
+    if ((w && K != CONV_K) || C % 128 || C / 4 > 1024 || (((uintptr_t)out | (uintptr_t)in | (uintptr_t)w) & 15)) return 0;
+    if (dim == 0) return 1;
+    const int lanes = dim / 4;
+    return dim % 4 == 0 && lanes >= 1 && lanes <= 32 && !(lanes & (lanes - 1));
+}
+
+static unsigned conv_strips(int T) {
+    const int n = (T + CONV_STRIP - 1) / CONV_STRIP;
+    return (unsigned)(n < 65535 * 64 ? (n > 0 ? n : 1) : 65535 * 64);
+}
+
 cudaError_t cu_conv_silu(float *out, const float *in, const float *w, int T, int C, int K, int silu,
                          cudaStream_t st) {
-    conv_silu_kernel<<<rows_for(T), 256, 0, st>>>(out, in, w, T, C, K, silu);
+    if (conv_strip_fits(out, in, w, C, K, 0))
+        conv_silu_strip_kernel<false><<<conv_strips(T), C / 4, 0, st>>>(out, in, w, T, C, silu, 0, 0.0f);
+    else
+        conv_silu_kernel<<<rows_for(T), 256, 0, st>>>(out, in, w, T, C, K, silu);
     return cudaGetLastError();
 }
 
 cudaError_t cu_conv_silu_l2norm(float *out, const float *in, const float *w, int T, int C, int K, int silu, int dim,
                                 float eps, cudaStream_t st) {
     if (dim < 1 || C % dim || C > CU_CONV_L2NORM_MAX_C) return cudaErrorInvalidValue;
+    if (conv_strip_fits(out, in, w, C, K, dim)) {
+        conv_silu_strip_kernel<true><<<conv_strips(T), C / 4, 0, st>>>(out, in, w, T, C, silu, dim, eps);
+        return cudaGetLastError();
+    }
     conv_silu_l2norm_kernel<<<rows_for(T), 256, (size_t)C * sizeof(float), st>>>(out, in, w, T, C, K, silu, dim, eps);
     return cudaGetLastError();
 }

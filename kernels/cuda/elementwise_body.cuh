@@ -195,6 +195,81 @@ __global__ static void conv_silu_kernel(float *out, const float *in, const float
         for (int c = threadIdx.x; c < C; c += blockDim.x) out[(size_t)t * C + c] = conv_silu_at(in, w, t, c, C, K, silu);
 }
 
+/* The same passes four channels a thread and CONV_STRIP rows a block: a thread walks its rows
+ * in order and keeps the last K - 1 input rows of its channels in registers, so each input is
+ * loaded once (16 bytes at a time) instead of K times by K blocks (conv_silu_kernel reads every
+ * element 4 times and the 4 taps 4 bytes apart: gdn's three convolutions took 7.5 ms of a 64K
+ * prefill at ~1.1-1.5 TB/s on the H100, session 23). Each element's sum is conv_silu_at's, in
+ * the same order (a row before 0 adds w x 0 = 0, which leaves the sum as skipping it does).
+ * With L2, each head's l2 norm follows from dim/4 lanes: a lane adds its four squares in
+ * order, then a butterfly over the head's lanes. For K = CONV_K (or no conv), C a multiple of
+ * 128, blockDim.x = C/4, 16-byte aligned rows; L2 for dim/4 a power of two up to 32 (the
+ * launchers check, else the kernels above). */
+#define CONV_STRIP 16
+#define CONV_K 4
+template <bool L2>
+__global__ static void conv_silu_strip_kernel(float *out, const float *in, const float *w, int T, int C, int silu,
+                                              int dim, float eps) {
+    const int c = 4 * threadIdx.x;
+    float4 wt[CONV_K];           /* wt[j]: tap j of channels c..c+3 */
+    for (int j = 0; j < CONV_K; j++) wt[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (w) {
+        const float4 *w4 = (const float4 *)(w + (size_t)c * CONV_K);   /* channel c's taps, then c+1's, ... */
+        const float4 a = w4[0], b = w4[1], d = w4[2], e = w4[3];
+        wt[0] = make_float4(a.x, b.x, d.x, e.x);
+        wt[1] = make_float4(a.y, b.y, d.y, e.y);
+        wt[2] = make_float4(a.z, b.z, d.z, e.z);
+        wt[3] = make_float4(a.w, b.w, d.w, e.w);
+    }
+    const int lanes = L2 ? dim / 4 : 1;
+    for (int t0 = blockIdx.x * CONV_STRIP; t0 < T; t0 += gridDim.x * CONV_STRIP) {
+        const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        /* x3, x2, x1: rows t - 3, t - 2, t - 1 */
+        float4 x3 = zero, x2 = zero, x1 = zero;
+        if (w) {
+            if (t0 >= 3) x3 = *(const float4 *)(in + (size_t)(t0 - 3) * C + c);
+            if (t0 >= 2) x2 = *(const float4 *)(in + (size_t)(t0 - 2) * C + c);
+            if (t0 >= 1) x1 = *(const float4 *)(in + (size_t)(t0 - 1) * C + c);
+        }
+        const int t1 = t0 + CONV_STRIP < T ? t0 + CONV_STRIP : T;
+        for (int t = t0; t < t1; t++) {
+            const float4 x0 = *(const float4 *)(in + (size_t)t * C + c);
+            float y[4] = { x0.x, x0.y, x0.z, x0.w };
+            if (w) {
+                const float a3[4] = { x3.x, x3.y, x3.z, x3.w }, a2[4] = { x2.x, x2.y, x2.z, x2.w };
+                const float a1[4] = { x1.x, x1.y, x1.z, x1.w };
+                const float w0[4] = { wt[0].x, wt[0].y, wt[0].z, wt[0].w }, w1[4] = { wt[1].x, wt[1].y, wt[1].z, wt[1].w };
+                const float w2[4] = { wt[2].x, wt[2].y, wt[2].z, wt[2].w }, w3[4] = { wt[3].x, wt[3].y, wt[3].z, wt[3].w };
+                #pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    float acc = 0.0f;
+                    acc += w0[u] * a3[u];
+                    acc += w1[u] * a2[u];
+                    acc += w2[u] * a1[u];
+                    acc += w3[u] * y[u];
+                    y[u] = acc;
+                }
+            }
+            if (silu) {
+                #pragma unroll
+                for (int u = 0; u < 4; u++) y[u] = y[u] / (1.0f + expf(-y[u]));
+            }
+            if (L2) {
+                float ss = y[0] * y[0];
+                ss += y[1] * y[1];
+                ss += y[2] * y[2];
+                ss += y[3] * y[3];
+                for (int o = lanes >> 1; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+                const float inv = rsqrtf(ss + eps);
+                #pragma unroll
+                for (int u = 0; u < 4; u++) y[u] *= inv;
+            }
+            *(float4 *)(out + (size_t)t * C + c) = make_float4(y[0], y[1], y[2], y[3]);
+            x3 = x2; x2 = x1; x1 = x0;
+        }
+    }
+}
+
 #ifndef LA_SMEM
 #define LA_SMEM(type, name) extern __shared__ __align__(128) type name[]
 #endif

@@ -116,6 +116,60 @@ static void rmsnorm_case(int T, int dim, int threads, int with_f32, int off) {
     }
 }
 
+/* conv_silu_strip_kernel: four channels a thread (blockDim C/4), CONV_STRIP rows a block,
+ * the last three input rows in registers. The conv and SiLU exactly as the element-by-element
+ * form (conv_silu_at's order); with L2 (dim > 0) the head's sum of squares in the kernel's
+ * order (a lane's four squares in order, then a butterfly over the dim/4 lanes), written out
+ * here, so every element must match exactly. mode: 0 conv + SiLU, 1 conv, 2 SiLU alone. */
+static void conv_strip_case(int T, int C, int mode, int dim, unsigned grid) {
+    const int K = 4, silu = mode != 1;
+    const float eps = 1e-6f;
+    std::vector<float> in = rnd((size_t)T * C, -2, 2), w = rnd((size_t)C * K, -1, 1);
+    std::vector<float> out((size_t)T * C, NAN), want((size_t)T * C), y(C);
+    for (int t = 0; t < T; t++) {
+        for (int c = 0; c < C; c++) {
+            float acc = 0.0f;
+            if (mode < 2) {
+                for (int j = 0; j < K; j++)
+                    if (t - K + 1 + j >= 0) acc += w[(size_t)c * K + j] * in[(size_t)(t - K + 1 + j) * C + c];
+            } else {
+                acc = in[(size_t)t * C + c];
+            }
+            y[c] = silu ? acc / (1.0f + expf(-acc)) : acc;
+        }
+        for (int c = 0; c < C; c++) want[(size_t)t * C + c] = y[c];
+        if (dim > 0) {
+            const int lanes = dim / 4;
+            for (int h = 0; h < C / dim; h++) {
+                float part[32], nxt[32];
+                for (int l = 0; l < lanes; l++) {
+                    const float *q = y.data() + h * dim + 4 * l;
+                    float ss = q[0] * q[0];
+                    ss += q[1] * q[1];
+                    ss += q[2] * q[2];
+                    ss += q[3] * q[3];
+                    part[l] = ss;
+                }
+                for (int o = lanes >> 1; o > 0; o >>= 1) {
+                    for (int l = 0; l < lanes; l++) nxt[l] = part[l] + part[l ^ o];
+                    memcpy(part, nxt, sizeof(float) * lanes);
+                }
+                for (int j = 0; j < dim; j++) want[(size_t)t * C + h * dim + j] = y[h * dim + j] * rsqrtf(part[j / 4] + eps);
+            }
+        }
+    }
+    float *o = out.data();
+    const float *ip = in.data(), *wp = mode < 2 ? w.data() : NULL;
+    if (dim > 0)
+        emu::launch_call([=] { conv_silu_strip_kernel<true>(o, ip, wp, T, C, silu, dim, eps); }, emu_dim3{grid, 1, 1}, C / 4, 0);
+    else
+        emu::launch_call([=] { conv_silu_strip_kernel<false>(o, ip, wp, T, C, silu, 0, 0.0f); }, emu_dim3{grid, 1, 1}, C / 4, 0);
+    char what[160];
+    snprintf(what, sizeof what, "conv_silu_strip %s%s T=%d C=%d dim=%d grid=%u",
+             mode == 0 ? "conv+silu" : mode == 1 ? "conv" : "silu", dim > 0 ? "+l2" : "", T, C, dim, grid);
+    check(what, out.data(), want.data(), out.size());
+}
+
 /* grid: blocks to launch (fewer than T tests the grid-stride walk) */
 static void run(int T, int width, int heads, int threads, unsigned grid) {
     char what[160];
@@ -290,6 +344,18 @@ int main() {
     run(5, 64, 8, 64, 2);
     run(1, 130, 1, 32, 1);
     run(3, 520, 2, 32, 2);   /* SwiGLU's 8-element walk past one pass of the block */
+    /* the strip walk: strips cut inside and at the end, grids of one block, fewer than the
+     * strips and one a strip; heads of 4 to 128 (1 to 32 lanes) */
+    for (int mode = 0; mode < 3; mode++) {
+        conv_strip_case(40, 128, mode, 0, 1);
+        conv_strip_case(17, 256, mode, 0, 2);
+        conv_strip_case(3, 128, mode, 0, 1);
+    }
+    for (int dim : {4, 8, 32, 64, 128}) {
+        conv_strip_case(37, 128, 0, dim, 2);
+        conv_strip_case(16, 256, 0, dim, 1);
+    }
+    conv_strip_case(33, 512, 1, 128, 3);
     printf("ew_emu %s: %d/%d runs pass\n", fails ? "FAIL" : "PASS", cases - fails, cases);
     return fails ? 1 : 0;
 }
