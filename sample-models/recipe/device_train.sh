@@ -72,6 +72,8 @@ ARGS_SAVED=("$@")
 # fresh AdamW and `--rewarm 50`. The call's own arguments come first (argparse keeps the last).
 # Each part's "done:" line says the steps it made; the last says where the next call starts
 # (FROM_STEP=warm on the same warm machine takes it from there and implies RESUME=1).
+# UNTIL_STEP=N stops at global step N, inside a phase if need be (variants brought to where the
+# rest of a family stands).
 sched=()
 if [ -n "${SCHEDULE:-}" ]; then
   [ -f "$SCHEDULE" ] || { echo "device_train.sh: SCHEDULE=$SCHEDULE: no such file" >&2; exit 2; }
@@ -94,6 +96,7 @@ if [ ${#sched[@]} -gt 0 ]; then
     g=$(cat $W/next_step); RESUME=1
   fi
   [ "$g" -ge 0 ] 2>/dev/null || { echo "device_train.sh: FROM_STEP=$g: a step number or warm" >&2; exit 2; }
+  [ -z "${UNTIL_STEP:-}" ] || [ "$UNTIL_STEP" -gt 0 ] 2>/dev/null || { echo "device_train.sh: UNTIL_STEP=$UNTIL_STEP: a step number" >&2; exit 2; }
   warm=-1; [ "${RESUME:-0}" = 1 ] && warm=$g
   p=0; rc=0
   while :; do
@@ -105,11 +108,13 @@ if [ ${#sched[@]} -gt 0 ]; then
       base=$((base + $1)); i=$((i + 1))
     done
     [ $i -lt ${#sched[@]} ] || { echo "schedule: done at step $g"; break; }
+    [ -z "${UNTIL_STEP:-}" ] || [ $g -lt $UNTIL_STEP ] || { echo "schedule: stopped at step $g (UNTIL_STEP)"; break; }
     left=$(( ${CALL_SECONDS:-560} - ($(date +%s) - t0) - 30 ))
     [ $left -ge ${MIN_PART_SECONDS:-100} ] || { echo "schedule: next call from step $g (FROM_STEP=$g; phase $((i + 1)) step $((g - base)))"; break; }
     set -- ${sched[$i]}
     k=$((g - base)); p=$((p + 1))
-    ph=(--expect-step $g --steps $(($1 - k)) --phase-steps "$1" --phase-start $k --lr "$2" --warmup "$3" --lr-floor "$4" --p-needle "$5" --p-copy "$6" --p-kv "$7")
+    n_steps=$(($1 - k)); [ -n "${UNTIL_STEP:-}" ] && [ $((g + n_steps)) -gt $UNTIL_STEP ] && n_steps=$((UNTIL_STEP - g))
+    ph=(--expect-step $g --steps $n_steps --phase-steps "$1" --phase-start $k --lr "$2" --warmup "$3" --lr-floor "$4" --p-needle "$5" --p-copy "$6" --p-kv "$7")
     how=$8
     [ $k -gt 0 ] && { [ $warm = $g ] && how=resume || how=init-rewarm; }
     [ $k = 0 ] && [ $how = resume ] && [ $warm != $g ] && how=init
