@@ -399,11 +399,12 @@ static int project_conv(hs_cuda_model *cm, float *dst, const bf16 *w, const floa
     return conv_post(cm, dst, cm->ws.tmp, conv, T, C, K, silu, l2_dim, err, errlen);
 }
 
-/* HS_CUDA_GLA_GATE_FUSE=1: the gla gate from its low-rank factor in one pass (cu_gla_gate_lowrank)
- * instead of the second low-rank GEMM and the gate's own pass. Opt-in until a GPU run has checked
- * it (parity.sh's gla rows) and timed it (session 21: emulator-verified only). */
+/* The gla gate from its low-rank factor in one pass (cu_gla_gate_lowrank) instead of the second
+ * low-rank GEMM and the gate's own pass (at 64K on the H100 those took 0.6 + 1.3 ms of a GLA-NoPE
+ * prefill, session 23's prefprof). Emulator-verified (ew_emu); parity.sh checks it against the
+ * CPU and the unfused form (HS_CUDA_GLA_GATE_FUSE=0, the A/B) on the GPU. */
 static int gla_gate_fused(void) {
-    static const int v = cu_la_env_is("HS_CUDA_GLA_GATE_FUSE", "1");
+    static const int v = !cu_la_env_is("HS_CUDA_GLA_GATE_FUSE", "0");
     return v;
 }
 
