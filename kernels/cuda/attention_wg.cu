@@ -38,16 +38,14 @@ wgt_attention_kernel(float *out, const float *q, const uint16_t *kt, const uint1
 #endif
 }
 
+/* one block a key tile (blockIdx.x) of a kv head (blockIdx.y) */
 template <int D>
 __global__ static void wgt_convert_kernel(uint16_t *kt, uint16_t *vt, const float *k, const float *v, int T, int Hkv,
                                           const float2 *rope) {
 #if defined(WG_COMPILED)
     const int NT = WGT_NTILES(T);
-    const size_t n = (size_t)Hkv * NT * WG_BN * (D / 8);
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        wgt_convert_k_body<D>(kt, k, T, Hkv, NT, i, rope);
-        wgt_convert_v_body<D>(vt, v, T, Hkv, NT, i);
-    }
+    for (int e = threadIdx.x; e < WGT_TILE_CHUNKS(D); e += blockDim.x)
+        wgt_convert_tile<D>(kt, vt, k, v, T, Hkv, NT, blockIdx.y, blockIdx.x, e, rope);
 #endif
 }
 
@@ -152,9 +150,7 @@ template <int D>
 static cudaError_t wgt_launch(float *out, const float *q, const float *k, const float *v, const float *row_scale,
                               int T, int H, int Hkv, int window, uint16_t *kt, uint16_t *vt, const float2 *rope,
                               cudaStream_t st) {
-    const size_t n = (size_t)Hkv * WGT_NTILES(T) * WG_BN * (D / 8);
-    const unsigned cblocks = (unsigned)((n + 255) / 256 < 65535 ? (n + 255) / 256 : 65535);
-    wgt_convert_kernel<D><<<cblocks, 256, 0, st>>>(kt, vt, k, v, T, Hkv, rope);
+    wgt_convert_kernel<D><<<dim3((unsigned)WGT_NTILES(T), (unsigned)Hkv), 256, 0, st>>>(kt, vt, k, v, T, Hkv, rope);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
     const float qscale = (float)(1.4426950408889634 / sqrt((double)D));

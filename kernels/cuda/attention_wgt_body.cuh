@@ -39,50 +39,46 @@ template <int D> struct wgt_geom {
 
 #define WGT_NTILES(T) (((T) + WG_BN - 1) / WG_BN)   /* key tiles of T tokens */
 
-/* K fp32 [T, Hkv*D] -> tile images [Hkv][NT][K_BYTES]: element (key r of tile j, dim c) at
- * wg_sw(WG_BN, r, c) of the image. i over Hkv*NT*WG_BN*(D/8) 16-byte chunks, the chunk
- * fastest (a warp reads consecutive floats). */
+/* K and V fp32 [T, Hkv*D] -> the tile images of key tile j of kv head hh: K's [Hkv][NT][K_BYTES],
+ * element (key r of the tile, dim c) at wg_sw(WG_BN, r, c); V^T's [Hkv][NT][V_BYTES], element
+ * (dim r, key c of the tile) at wg_sw(D, r, c). e over the tile's WG_BN*D/8 16-byte chunks of
+ * each: for K the chunk fastest (a warp reads consecutive floats of 2 keys), for V the dim
+ * fastest (a warp reads one key row's consecutive floats for each of its 8 keys). A block per
+ * tile (wgt_convert_kernel) takes the tile and head from its grid index: the flat form's i over
+ * all tiles was split by two 64-bit divisions by the tile count per item, twice (K and V). */
 template <int D>
-FA2_FN void wgt_convert_k_body(uint16_t *kt, const float *k, int T, int Hkv, int NT, size_t i, const float2 *rope) {
-    const int c = (int)(i % (D / 8)) * 8;
-    size_t rest = i / (D / 8);
-    const int r = (int)(rest % WG_BN);
-    rest /= WG_BN;
-    const int j = (int)(rest % (size_t)NT), hh = (int)(rest / (size_t)NT), t = j * WG_BN + r;
-    float x[8];
+FA2_FN void wgt_convert_tile(uint16_t *kt, uint16_t *vt, const float *k, const float *v, int T, int Hkv, int NT,
+                             int hh, int j, int e, const float2 *rope) {
+    {   /* K: key r, dims c..c+7 */
+        const int c = e % (D / 8) * 8, r = e / (D / 8), t = j * WG_BN + r;
+        float x[8];
 #pragma unroll
-    for (int u = 0; u < 8; u++) x[u] = 0.0f;
-    if (t < T) {
-        /* with rope, rotated first (wg_rope4), as a separate RoPE pass would have left it */
-        const float *row = k + (size_t)t * Hkv * D + (size_t)hh * D;
-        const float4 lo = rope ? wg_rope4<D>(row, rope, t, c) : *(const float4 *)(row + c);
-        const float4 hi = rope ? wg_rope4<D>(row, rope, t, c + 4) : *(const float4 *)(row + c + 4);
-        x[0] = lo.x; x[1] = lo.y; x[2] = lo.z; x[3] = lo.w; x[4] = hi.x; x[5] = hi.y; x[6] = hi.z; x[7] = hi.w;
+        for (int u = 0; u < 8; u++) x[u] = 0.0f;
+        if (t < T) {
+            /* with rope, rotated first (wg_rope4), as a separate RoPE pass would have left it */
+            const float *row = k + (size_t)t * Hkv * D + (size_t)hh * D;
+            const float4 lo = rope ? wg_rope4<D>(row, rope, t, c) : *(const float4 *)(row + c);
+            const float4 hi = rope ? wg_rope4<D>(row, rope, t, c + 4) : *(const float4 *)(row + c + 4);
+            x[0] = lo.x; x[1] = lo.y; x[2] = lo.z; x[3] = lo.w; x[4] = hi.x; x[5] = hi.y; x[6] = hi.z; x[7] = hi.w;
+        }
+        *(uint4 *)((unsigned char *)kt + ((size_t)hh * NT + j) * wgt_geom<D>::K_BYTES + wg_sw(WG_BN, r, c)) =
+            make_uint4(fa2_pack_bf16x2(x[0], x[1]), fa2_pack_bf16x2(x[2], x[3]), fa2_pack_bf16x2(x[4], x[5]),
+                       fa2_pack_bf16x2(x[6], x[7]));
     }
-    uint32_t *dst = (uint32_t *)((unsigned char *)kt + ((size_t)hh * NT + j) * wgt_geom<D>::K_BYTES + wg_sw(WG_BN, r, c));
+    {   /* V^T: dim r, keys c..c+7 */
+        const int r = e % D, c = e / D * 8;
+        float x[8];
 #pragma unroll
-    for (int u = 0; u < 4; u++) dst[u] = fa2_pack_bf16x2(x[2 * u], x[2 * u + 1]);
-}
-
-/* V fp32 [T, Hkv*D] -> V^T tile images [Hkv][NT][V_BYTES]: element (dim r, key c of tile j) at
- * wg_sw(D, r, c). i over Hkv*NT*(WG_BN/8)*D (the same count as K's), the dim fastest: a warp
- * reads one key row's consecutive floats for each of its 8 keys. */
-template <int D> FA2_FN void wgt_convert_v_body(uint16_t *vt, const float *v, int T, int Hkv, int NT, size_t i) {
-    const int r = (int)(i % D);
-    size_t rest = i / D;
-    const int c = (int)(rest % (WG_BN / 8)) * 8;
-    rest /= WG_BN / 8;
-    const int j = (int)(rest % (size_t)NT), hh = (int)(rest / (size_t)NT);
-    float x[8];
-#pragma unroll
-    for (int u = 0; u < 8; u++) {
-        const int t = j * WG_BN + c + u;
-        x[u] = t < T ? v[(size_t)t * Hkv * D + (size_t)hh * D + r] : 0.0f;
+        for (int u = 0; u < 8; u++) {
+            const int t = j * WG_BN + c + u;
+            x[u] = t < T ? v[(size_t)t * Hkv * D + (size_t)hh * D + r] : 0.0f;
+        }
+        *(uint4 *)((unsigned char *)vt + ((size_t)hh * NT + j) * wgt_geom<D>::V_BYTES + wg_sw(D, r, c)) =
+            make_uint4(fa2_pack_bf16x2(x[0], x[1]), fa2_pack_bf16x2(x[2], x[3]), fa2_pack_bf16x2(x[4], x[5]),
+                       fa2_pack_bf16x2(x[6], x[7]));
     }
-    uint32_t *dst = (uint32_t *)((unsigned char *)vt + ((size_t)hh * NT + j) * wgt_geom<D>::V_BYTES + wg_sw(D, r, c));
-#pragma unroll
-    for (int u = 0; u < 4; u++) dst[u] = fa2_pack_bf16x2(x[2 * u], x[2 * u + 1]);
 }
+#define WGT_TILE_CHUNKS(D) (WG_BN * (D) / 8)   /* 16-byte chunks of K (and of V^T) per tile */
 
 /* Key tile i of the block (tile images kimg, vimg from its first tile) into stage s: one
  * arrival announcing the bytes, two bulk copies completing on the stage's full barrier. */

@@ -29,6 +29,8 @@
 
 struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
+struct uint4 { unsigned x, y, z, w; };
+static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return uint4{a, b, c, d}; }
 static inline float4 make_float4(float a, float b, float c, float d) { return float4{a, b, c, d}; }
 
 namespace emu {
@@ -565,10 +567,13 @@ static int run_case(int wg, int T, int H, int Hkv, int D, int window, int logsca
     const int NT = WGT_NTILES(T);
     const size_t nimg = (size_t)NT * WG_BN * Hkv * D;    /* the TMA-fed kernel's tile images */
     std::vector<uint16_t> kb(wg == 2 ? nimg : nk, 0xffff), vb(wg == 2 ? nimg : wg ? (size_t)Tp * Hkv * D : nk, 0xffff);
-    for (size_t i = 0; wg == 2 && i < nimg / 8; i++) {
-        if (D == 64) { wgt_convert_k_body<64>(kb.data(), k.data(), T, Hkv, NT, i, csp); wgt_convert_v_body<64>(vb.data(), v.data(), T, Hkv, NT, i); }
-        else { wgt_convert_k_body<128>(kb.data(), k.data(), T, Hkv, NT, i, csp); wgt_convert_v_body<128>(vb.data(), v.data(), T, Hkv, NT, i); }
-    }
+    /* wgt_convert_kernel's walk: a block a (tile, kv head), its threads over the tile's chunks */
+    for (int hh = 0; wg == 2 && hh < Hkv; hh++)
+        for (int j = 0; j < NT; j++)
+            for (int e = 0; e < WGT_TILE_CHUNKS(D); e++) {
+                if (D == 64) wgt_convert_tile<64>(kb.data(), vb.data(), k.data(), v.data(), T, Hkv, NT, hh, j, e, csp);
+                else wgt_convert_tile<128>(kb.data(), vb.data(), k.data(), v.data(), T, Hkv, NT, hh, j, e, csp);
+            }
     for (size_t i = 0; wg < 2 && i < nk / 4; i++) {
         if (D == 64) fa2_convert_body<64>(kb.data(), k.data(), T, Hkv, i);
         else fa2_convert_body<128>(kb.data(), k.data(), T, Hkv, i);
