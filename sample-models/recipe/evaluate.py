@@ -69,15 +69,30 @@ CACHED_ONLY = False
 DEVICE = "cpu"
 
 
+_weights_sha = {}
+
+
+def weights_sha(st):
+    if st not in _weights_sha:
+        h = hashlib.sha256()
+        with open(st, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _weights_sha[st] = h.hexdigest()[:32]
+    return _weights_sha[st]
+
+
 def cache_key(args):
-    # (cpu runs keep the keys they had before --device existed, so earlier caches stay valid)
-    h = hashlib.sha256(" ".join(args + (["--device", DEVICE] if DEVICE != "cpu" else [])).encode())
-    for x in args:      # the model directory's weights: a retrained model is a new key
+    # a model directory counts by its weights' content, not its path or date: a run on a call's
+    # checkpoint (--dir .train-state/callN) is the same run once that checkpoint is installed in
+    # sample-models/, and a retrained model is a new key
+    parts = []
+    for x in args:
         st = os.path.join(x, "model.safetensors")
-        if os.path.isfile(st):
-            s = os.stat(st)
-            h.update(f"{st}:{s.st_size}:{s.st_mtime_ns}".encode())
-    return h.hexdigest()[:24]
+        parts.append("weights:" + weights_sha(st) if os.path.isfile(st) else x)
+    if DEVICE != "cpu":
+        parts += ["--device", DEVICE]
+    return hashlib.sha256(" ".join(parts).encode()).hexdigest()[:24]
 
 
 def run(args):
