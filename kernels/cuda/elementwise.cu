@@ -71,10 +71,8 @@ static int conv_strip_fits(const float *out, const float *in, const float *w, in
     return dim % 4 == 0 && lanes >= 1 && lanes <= 32 && !(lanes & (lanes - 1));
 }
 
-static unsigned conv_strips(int T) {
-    const int n = (T + CONV_STRIP - 1) / CONV_STRIP;
-    return (unsigned)(n < 65535 * 64 ? (n > 0 ? n : 1) : 65535 * 64);
-}
+/* blocks for conv_silu_strip_kernel: one a strip of CONV_STRIP rows, capped as rows_for */
+static unsigned conv_strips(int T) { return rows_for((T + CONV_STRIP - 1) / CONV_STRIP); }
 
 cudaError_t cu_conv_silu(float *out, const float *in, const float *w, int T, int C, int K, int silu,
                          cudaStream_t st) {

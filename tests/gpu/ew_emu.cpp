@@ -116,6 +116,20 @@ static void rmsnorm_case(int T, int dim, int threads, int with_f32, int off) {
     }
 }
 
+/* the short conv (K taps, zero before row 0) of channel c at row t, then SiLU: the contract's
+ * element-by-element form (mode 0 conv + SiLU, 1 conv, 2 SiLU alone) */
+static float conv_silu_ref(const std::vector<float> &in, const std::vector<float> &w, int t, int c, int C, int K,
+                           int mode) {
+    float acc = 0.0f;
+    if (mode < 2) {
+        for (int j = 0; j < K; j++)
+            if (t - K + 1 + j >= 0) acc += w[(size_t)c * K + j] * in[(size_t)(t - K + 1 + j) * C + c];
+    } else {
+        acc = in[(size_t)t * C + c];
+    }
+    return mode != 1 ? acc / (1.0f + expf(-acc)) : acc;
+}
+
 /* conv_silu_strip_kernel: four channels a thread (blockDim C/4), CONV_STRIP rows a block,
  * the last three input rows in registers. The conv and SiLU exactly as the element-by-element
  * form (conv_silu_at's order); with L2 (dim > 0) the head's sum of squares in the kernel's
@@ -127,17 +141,7 @@ static void conv_strip_case(int T, int C, int mode, int dim, unsigned grid) {
     std::vector<float> in = rnd((size_t)T * C, -2, 2), w = rnd((size_t)C * K, -1, 1);
     std::vector<float> out((size_t)T * C, NAN), want((size_t)T * C), y(C);
     for (int t = 0; t < T; t++) {
-        for (int c = 0; c < C; c++) {
-            float acc = 0.0f;
-            if (mode < 2) {
-                for (int j = 0; j < K; j++)
-                    if (t - K + 1 + j >= 0) acc += w[(size_t)c * K + j] * in[(size_t)(t - K + 1 + j) * C + c];
-            } else {
-                acc = in[(size_t)t * C + c];
-            }
-            y[c] = silu ? acc / (1.0f + expf(-acc)) : acc;
-        }
-        for (int c = 0; c < C; c++) want[(size_t)t * C + c] = y[c];
+        for (int c = 0; c < C; c++) want[(size_t)t * C + c] = y[c] = conv_silu_ref(in, w, t, c, C, K, mode);
         if (dim > 0) {
             const int lanes = dim / 4;
             for (int h = 0; h < C / dim; h++) {
@@ -241,16 +245,7 @@ static void run(int T, int width, int heads, int threads, unsigned grid) {
         std::vector<float> in = rnd((size_t)T * C, -2, 2), w = rnd((size_t)C * K, -1, 1);
         std::vector<float> out((size_t)T * C, NAN), want((size_t)T * C);
         for (int t = 0; t < T; t++)
-            for (int c = 0; c < C; c++) {
-                float acc = 0.0f;
-                if (mode < 2) {
-                    for (int j = 0; j < K; j++)
-                        if (t - K + 1 + j >= 0) acc += w[(size_t)c * K + j] * in[(size_t)(t - K + 1 + j) * C + c];
-                } else {
-                    acc = in[(size_t)t * C + c];
-                }
-                want[(size_t)t * C + c] = silu ? acc / (1.0f + expf(-acc)) : acc;
-            }
+            for (int c = 0; c < C; c++) want[(size_t)t * C + c] = conv_silu_ref(in, w, t, c, C, K, mode);
         float *o = out.data();
         const float *ip = in.data(), *wp = mode < 2 ? w.data() : NULL;
         emu::launch_call([=] { conv_silu_kernel(o, ip, wp, T, C, K, silu); }, g, threads, 0);
@@ -269,12 +264,7 @@ static void run(int T, int width, int heads, int threads, unsigned grid) {
         std::vector<float> in = rnd((size_t)T * C, -2, 2), w = rnd((size_t)C * K, -1, 1);
         std::vector<float> out((size_t)T * C, NAN), want((size_t)T * C), y(C);
         for (int t = 0; t < T; t++) {
-            for (int c = 0; c < C; c++) {
-                float acc = 0.0f;
-                for (int j = 0; j < K; j++)
-                    if (t - K + 1 + j >= 0) acc += w[(size_t)c * K + j] * in[(size_t)(t - K + 1 + j) * C + c];
-                y[c] = acc / (1.0f + expf(-acc));
-            }
+            for (int c = 0; c < C; c++) y[c] = conv_silu_ref(in, w, t, c, C, K, 0);
             for (int h = 0; h < C / dim; h++) {
                 float part[32] = {0}, nxt[32];
                 for (int j = 0; j < dim; j++) part[j % 32] += y[h * dim + j] * y[h * dim + j];
