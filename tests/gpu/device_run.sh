@@ -92,7 +92,8 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
         # kcheck (the attention kernels, RoPE-as-it-loads included),
         # parity.sh (whole models against the CPU engine, FFN bf16 rows included), then the layer
         # GEMM rows and our 376m prefills at 4K/64K (no PyTorch: the session-10 rows are the reference)
-    ( BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/verify_bench_build.log" 2>&1 ) & vbb=$!
+    # VERIFY_TIMINGS=0: the checks only (a GPU shared with a training run times nothing)
+    vbb=; [ "${VERIFY_TIMINGS:-1}" = 1 ] && { ( BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/verify_bench_build.log" 2>&1 ) & vbb=$!; }
     ( nvcc -O3 -std=c++17 --threads 0 -I. -Iengine -Ikernels -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a \
         -o build/hs_attn_fa2 tests/gpu/attn_fa2.cu kernels/cuda/attention*.cu kernels/cuda/elementwise.cu > "$OUT/verify_kcheck_build.log" 2>&1 ) & vkb=$!
     ( LA_VARIANT=gla32w bash tests/gpu/la_build.sh build > /dev/null 2>&1 & LA_VARIANT=gdnout2 bash tests/gpu/la_build.sh build > /dev/null 2>&1 & wait ) & vlb=$!
@@ -113,8 +114,9 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
     else echo "verify: kcheck build failed"; tail -5 "$OUT/verify_kcheck_build.log"; fi
     timeout 240 bash tests/gpu/parity.sh > "$OUT/parity.log" 2>&1; echo "parity rc=$?"; tail -3 "$OUT/parity.log"
     grep -iE "fail" "$OUT/parity.log" | head -20
-    wait $vbb
-    if [ -x build/hs_gpu_bench ]; then
+    [ -n "$vbb" ] && wait $vbb
+    if [ -z "$vbb" ]; then echo "verify: VERIFY_TIMINGS=0, no timings"
+    elif [ -x build/hs_gpu_bench ]; then
         timeout 60 build/hs_gpu_bench gemm
         for L in 65536 4096; do timeout 60 build/hs_gpu_bench gemms $L; done
         for t in swa gla gdn; do
