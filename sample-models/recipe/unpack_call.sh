@@ -20,5 +20,5 @@ for t in "$src"/models*.tar.gz; do tar xzf "$t" -C "$tmp"; done
 tar xzf "$src/logs.tar.gz" -C "$tmp/logs"
 mv "$tmp" "$dst"
 trap - EXIT
-names=$(cd "$dst" && for d in */; do [ -f "$d/model.safetensors" ] && printf '%s ' "${d%/}"; done)
+names=$(cd "$dst" && for d in */; do if [ -f "$d/model.safetensors" ]; then printf '%s ' "${d%/}"; fi; done)
 echo "call $n: $(echo $names | wc -w) checkpoints in .train-state/call$n: $names"
