@@ -399,12 +399,13 @@ static int project_conv(hs_cuda_model *cm, float *dst, const bf16 *w, const floa
     return conv_post(cm, dst, cm->ws.tmp, conv, T, C, K, silu, l2_dim, err, errlen);
 }
 
-/* The gla gate from its low-rank factor in one pass (cu_gla_gate_lowrank) instead of the second
- * low-rank GEMM and the gate's own pass (at 64K on the H100 those took 0.6 + 1.3 ms of a GLA-NoPE
- * prefill, session 23's prefprof). Emulator-verified (ew_emu); parity.sh checks it against the
- * CPU and the unfused form (HS_CUDA_GLA_GATE_FUSE=0, the A/B) on the GPU. */
+/* The gla gate from its low-rank factor in one pass (cu_gla_gate_lowrank, HS_CUDA_GLA_GATE_FUSE=1)
+ * instead of the second low-rank GEMM and the gate's own pass (0.6 + 1.3 ms of a GLA-NoPE prefill
+ * at 64K on the H100, session 23). Not the default: its one-column form took 3.2 ms there
+ * (session 24), and the four-column form that replaced it is emulator-verified but not yet timed.
+ * parity.sh checks it against the CPU on the GPU. */
 static int gla_gate_fused(void) {
-    static const int v = !cu_la_env_is("HS_CUDA_GLA_GATE_FUSE", "0");
+    static const int v = cu_la_env_is("HS_CUDA_GLA_GATE_FUSE", "1");
     return v;
 }
 

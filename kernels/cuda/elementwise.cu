@@ -117,6 +117,15 @@ cudaError_t cu_gla_gate_lowrank(float *z, const __nv_bfloat16 *lr, const __nv_bf
                                 int R, float normalizer, cudaStream_t st) {
     if (R < 1 || R > GLA_GATE_RMAX || C < 1) return cudaErrorInvalidValue;
     if (T < 1) return cudaSuccess;
+    const int vec = (R == 8 || R == 16) && C % 4 == 0 && ((uintptr_t)z | (uintptr_t)lr | (uintptr_t)b) % 16 == 0;
+    if (vec) {
+        /* a thread 4 columns; 2048 row walkers, ~32 rows a thread at 64K */
+        const unsigned cols = (unsigned)((C / 4 + 255) / 256), rows = (unsigned)(T < 2048 ? T : 2048);
+        const dim3 grid(cols, rows);
+        if (R == 8) gla_gate_lowrank4_kernel<8><<<grid, 256, 0, st>>>(z, lr, w, b, T, C, 1.0f / normalizer);
+        else gla_gate_lowrank4_kernel<16><<<grid, 256, 0, st>>>(z, lr, w, b, T, C, 1.0f / normalizer);
+        return cudaGetLastError();
+    }
     /* enough row walkers to fill the GPU several times over, each thread a few hundred rows at 64K */
     const dim3 grid((unsigned)((C + 255) / 256), (unsigned)(T < 512 ? T : 512));
     gla_gate_lowrank_kernel<<<grid, 256, 0, st>>>(z, lr, w, b, T, C, R, 1.0f / normalizer);

@@ -301,7 +301,7 @@ static void run(int T, int width, int heads, int threads, unsigned grid) {
     /* the gla gate from its low-rank factor: logsigmoid(lr . w[c] + b[c]) / 16, the products
      * summed in order by fused multiply-adds; ranks below, at and at the cap; a column grid
      * that does not divide the width and row walkers fewer than the rows */
-    for (int R : {1, 16, GLA_GATE_RMAX}) {
+    for (int R : {1, 8, 16, GLA_GATE_RMAX}) {
         const int C = width;
         std::vector<float> lrf = rnd((size_t)T * R, -2, 2), wf = rnd((size_t)C * R, -1, 1), b = rnd(C, -1, 1);
         std::vector<__nv_bfloat16> lr(lrf.size()), wv(wf.size());
@@ -323,6 +323,16 @@ static void run(int T, int width, int heads, int threads, unsigned grid) {
         emu::launch_call([=] { gla_gate_lowrank_kernel(zp, lp, wp, bp, T, C, R, 1.0f / 16.0f); }, g2, threads, 0);
         snprintf(what, sizeof what, "gla_gate_lowrank T=%d C=%d R=%d threads=%d grid=%ux%u", T, C, R, threads, g2.x, g2.y);
         check(what, z.data(), want.data(), z.size());
+        /* the four-column form (R 8 or 16, C a multiple of 4): bit for bit the same sums */
+        if ((R == 8 || R == 16) && C % 4 == 0) {
+            std::vector<float> z4((size_t)T * C, NAN);
+            float *z4p = z4.data();
+            const emu_dim3 g4 = {(unsigned)((C / 4 + threads - 1) / threads), grid, 1};
+            if (R == 16) emu::launch_call([=] { gla_gate_lowrank4_kernel<16>(z4p, lp, wp, bp, T, C, 1.0f / 16.0f); }, g4, threads, 0);
+            else emu::launch_call([=] { gla_gate_lowrank4_kernel<8>(z4p, lp, wp, bp, T, C, 1.0f / 16.0f); }, g4, threads, 0);
+            snprintf(what, sizeof what, "gla_gate_lowrank4 T=%d C=%d R=%d threads=%d grid=%ux%u", T, C, R, threads, g4.x, g4.y);
+            check(what, z4.data(), want.data(), z4.size());
+        }
     }
 }
 

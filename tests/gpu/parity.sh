@@ -143,10 +143,10 @@ HS_CUDA_FFN_BF16=0 ppl_check "ffn fp32 ppl gdn64" "$tmp/gdn64"
 HS_CUDA_QKV_BATCH=0 check "qkv unbatched gla T=1501" "$tmp/gla" "$t1500"
 HS_CUDA_QKV_BATCH=0 check "qkv unbatched gdn64 T=1501" "$tmp/gdn64" "$t1500"
 HS_CUDA_QKV_BATCH=0 check "qkv unbatched swa T=302" "$tmp/swa" "$t301"
-# the gla gate by the second low-rank GEMM and its own pass (HS_CUDA_GLA_GATE_FUSE=0; the
-# default computes it from the low-rank factor in one pass): same tolerance, gla layers only
-HS_CUDA_GLA_GATE_FUSE=0 check "gla gate unfused gla T=1501" "$tmp/gla" "$t1500"
-HS_CUDA_GLA_GATE_FUSE=0 ppl_check "gla gate unfused ppl gla" "$tmp/gla"
+# the gla gate from its low-rank factor in one pass (HS_CUDA_GLA_GATE_FUSE=1; the default is the
+# second low-rank GEMM and the gate's own pass): same tolerance, gla layers only
+HS_CUDA_GLA_GATE_FUSE=1 check "gla gate fused gla T=1501" "$tmp/gla" "$t1500"
+HS_CUDA_GLA_GATE_FUSE=1 ppl_check "gla gate fused ppl gla" "$tmp/gla"
 unset HS_CUDA_LINATTN
 # probe: the head statistics computed on the GPU inside the forward (kernels/cuda/head_stats.cu)
 # against the CPU analysis, on SK1 prompts with generation (tests/gpu/compare_probe.py states
