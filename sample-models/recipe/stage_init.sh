@@ -36,6 +36,8 @@ stage|aside|keep)
         mkdir -p "$stash/keep/$n" && mv "$d/model.safetensors" "$stash/keep/$n/"
     done
     [ -n "$from" ] && for n in "$@"; do
+        # a variant (NAME@TAG) has no folder of its own in sample-models/: made here, removed by restore
+        [ -d "$root/sample-models/$n" ] || { mkdir -p "$root/sample-models/$n"; echo "$n" >> "$stash/made"; }
         cp "$from/$n/model.safetensors" "$root/sample-models/$n/model.safetensors"
         [ -f "$from/$n/config.json" ] && cp "$from/$n/config.json" "$root/sample-models/$n/config.json"
     done
@@ -51,6 +53,7 @@ restore)
         [ -f "$d/model.safetensors" ] && mv "$d/model.safetensors" "$root/sample-models/$(basename "$d")/"
     done
     [ -d "$stash/train-state" ] && mv "$stash/train-state" "$root/train-state"
+    if [ -f "$stash/made" ]; then while read -r n; do rm -rf "${root:?}/sample-models/$n"; done < "$stash/made"; fi
     # the staged weights and configs go back to the committed ones
     (cd "$root" && git checkout -- sample-models/*/model.safetensors sample-models/*/config.json)
     rm -rf "$stash"
