@@ -409,6 +409,15 @@ static int gla_gate_fused(void) {
     return v;
 }
 
+/* The output gate's projection g written in bf16 by cuBLAS (its fp32 accumulators rounded to
+ * nearest) and read so by the head norm (cu_head_norm_gate_bg): g only enters silu(g) as a factor,
+ * as the FFN's gate/up product (bf16 by default) enters SwiGLU. Half of g's write and read: ~0.1
+ * ms a GLA/GDN layer at 64K by bytes moved (untimed, session 24). HS_CUDA_G_BF16=0 is the A/B. */
+static int g_bf16(void) {
+    static const int v = !cu_la_env_is("HS_CUDA_G_BF16", "0");
+    return v;
+}
+
 static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *kn, char *err,
                         size_t errlen) {
     const hs_mixer_config *mc = &cm->cfg.layers[l].mixers[j];
@@ -478,6 +487,7 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
             LAUNCH(cu_linattn_window(ws->o, ws->q, ws->k, ws->v, NULL, ws->beta, ws->la, T, H, dk, dv,
                                      swla == HS_SWLA_EXACT ? CU_SWLA_EXACT : CU_SWLA_OVERLAP, W, S, cm->st));
     }
+    if (g_bf16()) return gemm_to(cm, ws->g, CUDA_R_16BF, ws->hb, w->g, T, d, H * dv, 0, err, errlen);
     return gemm(cm, ws->g, ws->hb, w->g, T, d, H * dv, 0, err, errlen);
 }
 
@@ -579,8 +589,12 @@ static int forward_layers(hs_cuda_model *cm, int T, const hs_knobs *knobs, const
             if (sd->block && run_stats(cm, sd, l, j, T, kn, window, err, errlen)) return -1;
             if (sd->map_scratch && run_maps(cm, sd, l, j, T, kn, window, err, errlen)) return -1;
             const uint8_t *mask = mask_all ? mask_all + cm->mask_off[l][j] : NULL;
-            LAUNCH(cu_head_norm_gate(ws->ob, ws->o, lin ? ws->g : NULL, lin ? lw->mix[j].g_norm : NULL, mask, T,
-                                     H, dv, mc->norm_eps, cm->st));
+            if (lin && g_bf16())
+                LAUNCH(cu_head_norm_gate_bg(ws->ob, ws->o, (const bf16 *)ws->g, lw->mix[j].g_norm, mask, T, H, dv,
+                                            mc->norm_eps, cm->st));
+            else
+                LAUNCH(cu_head_norm_gate(ws->ob, ws->o, lin ? ws->g : NULL, lin ? lw->mix[j].g_norm : NULL, mask, T,
+                                         H, dv, mc->norm_eps, cm->st));
             if (gemm(cm, ws->x, ws->ob, lw->mix[j].o, T, H * dv, d, 1, err, errlen)) return -1;
         }
         LAUNCH(cu_rmsnorm(ws->hb, NULL, ws->x, lw->mlp_norm, T, d, c->norm_eps, cm->st));

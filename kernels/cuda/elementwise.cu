@@ -156,40 +156,20 @@ cudaError_t cu_gdn_gates(float *beta, float *log_alpha, const float *A_log, cons
     return cudaGetLastError();
 }
 
-/* One warp per (t, head). */
-__global__ static void head_norm_gate_kernel(__nv_bfloat16 *ob, const float *o, const float *g,
-                                             const float *norm_w, const uint8_t *mask, long rows,
-                                             int H, int dv, float eps) {
-    long r = (blockIdx.x * (long)blockDim.x + threadIdx.x) >> 5;
-    int lane = threadIdx.x & 31;
-    if (r >= rows) return;
-    const float *x = o + (size_t)r * dv;
-    __nv_bfloat16 *y = ob + (size_t)r * dv;
-    if (mask && !mask[r % H]) {
-        for (int j = lane; j < dv; j += 32) y[j] = __float2bfloat16(0.0f);
-        return;
-    }
-    if (!norm_w) {
-        for (int j = lane; j < dv; j += 32) y[j] = __float2bfloat16(x[j]);
-        return;
-    }
-    float ss = 0.0f;
-    for (int j = lane; j < dv; j += 32) ss += x[j] * x[j];
-    for (int s = 16; s > 0; s >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, s);
-    float rr = rsqrtf(ss / dv + eps);
-    const float *gr = g + (size_t)r * dv;
-    for (int j = lane; j < dv; j += 32) {
-        float gv = gr[j];
-        y[j] = __float2bfloat16(x[j] * rr * norm_w[j] * (gv / (1.0f + expf(-gv))));
-    }
-}
-
 cudaError_t cu_head_norm_gate(__nv_bfloat16 *ob, const float *o, const float *g, const float *norm_w,
                               const uint8_t *head_mask, int T, int H, int dv, float eps,
                               cudaStream_t st) {
     long rows = (long)T * H;
-    head_norm_gate_kernel<<<(unsigned)((rows * 32 + 255) / 256), 256, 0, st>>>(ob, o, g, norm_w,
-                                                                              head_mask, rows, H, dv, eps);
+    head_norm_gate_kernel<float><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, st>>>(ob, o, g, norm_w,
+                                                                                     head_mask, rows, H, dv, eps);
+    return cudaGetLastError();
+}
+
+cudaError_t cu_head_norm_gate_bg(__nv_bfloat16 *ob, const float *o, const __nv_bfloat16 *g, const float *norm_w,
+                                 const uint8_t *head_mask, int T, int H, int dv, float eps, cudaStream_t st) {
+    long rows = (long)T * H;
+    head_norm_gate_kernel<__nv_bfloat16><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, st>>>(
+        ob, o, g, norm_w, head_mask, rows, H, dv, eps);
     return cudaGetLastError();
 }
 

@@ -57,6 +57,9 @@ cudaError_t cu_gdn_gates(float *beta, float *log_alpha, const float *A_log, cons
 cudaError_t cu_head_norm_gate(__nv_bfloat16 *ob, const float *o, const float *g, const float *norm_w,
                               const uint8_t *head_mask, int T, int H, int dv, float eps,
                               cudaStream_t st);
+/* the same with g in bf16 (the output gate's projection written in bf16 by cuBLAS) */
+cudaError_t cu_head_norm_gate_bg(__nv_bfloat16 *ob, const float *o, const __nv_bfloat16 *g, const float *norm_w,
+                                 const uint8_t *head_mask, int T, int H, int dv, float eps, cudaStream_t st);
 /* fp32 -> bf16 */
 cudaError_t cu_to_bf16(__nv_bfloat16 *out, const float *in, size_t n, cudaStream_t st);
 /* nll[i] = logsumexp(logits[i,:]) - logits[i, targets[i]] for i < n. */

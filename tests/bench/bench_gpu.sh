@@ -75,6 +75,7 @@ TYPES=gdn ours_rows "${BENCH_BV16_PRESETS-376m}" HS_CUDA_GDN_BV=16  # the 16-col
 ours_rows "${BENCH_FFN_PRESETS-376m}" HS_CUDA_FFN_BF16=0          # the FFN's gate/up product in fp32 (the A/B)
 ours_rows "${BENCH_QKV_PRESETS-376m}" HS_CUDA_QKV_BATCH=0         # q, k, v by three GEMMs (the A/B)
 TYPES=gla ours_rows "${BENCH_GATE_PRESETS-376m}" HS_CUDA_GLA_GATE_FUSE=1   # the gla gate in one pass (the A/B)
+TYPES="gla gdn" ours_rows "${BENCH_GBF16_PRESETS-376m}" HS_CUDA_G_BF16=0   # the output gate's projection in fp32 (the A/B)
 if [ "${BENCH_TORCH:-1}" != 0 ]; then
     timeout "$STEP" python3 tests/bench/torch_ref.py kernels 65536 8 128
     [ "${BENCH_KERNELS:-1}" != 0 ] && timeout "$STEP" python3 tests/bench/torch_ref.py attn 4096,16384,65536 8 128

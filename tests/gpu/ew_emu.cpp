@@ -116,6 +116,64 @@ static void rmsnorm_case(int T, int dim, int threads, int with_f32, int off) {
     }
 }
 
+/* The per-head output norm and gate (head_norm_gate_kernel, G = float or bf16 g): against the
+ * contract in double, the bf16 output within its rounding (2^-8 of the element) plus 2e-6 of the
+ * largest (the lanes' sums add in another order); a head without a norm exactly bf16(o), a masked
+ * head exactly 0. off = 1 shifts o off 16 bytes (the one-element walk). */
+template <typename G>
+static void head_norm_gate_case(int T, int H, int dv, int threads, int off, int with_norm) {
+    const size_t n = (size_t)T * H * dv;
+    std::vector<float> os = rnd(n + 4, -2, 2), gf = rnd(n, -4, 4), w = rnd(dv, 0.5f, 1.5f);
+    std::vector<G> g(n);
+    for (size_t i = 0; i < n; i++) from_f(g[i], gf[i]);
+    std::vector<uint8_t> mask(H, 1);
+    if (H > 1) mask[1] = 0;
+    const float *o = os.data() + off, eps = 1e-6f;
+    std::vector<double> want(n);
+    double tol = 0.0;
+    for (long r = 0; r < (long)T * H; r++) {
+        const float *x = o + (size_t)r * dv;
+        double ss = 0.0;
+        for (int j = 0; j < dv; j++) ss += (double)x[j] * x[j];
+        const double rr = 1.0 / sqrt(ss / dv + eps);
+        for (int j = 0; j < dv; j++) {
+            const double gv = to_f(g[(size_t)r * dv + j]);
+            double v = !mask[r % H] ? 0.0 : !with_norm ? (double)x[j] : x[j] * rr * w[j] * (gv / (1.0 + exp(-gv)));
+            want[(size_t)r * dv + j] = v;
+            tol = fmax(tol, fabs(v));
+        }
+    }
+    tol *= 2e-6;
+    std::vector<__nv_bfloat16> ob(n, (__nv_bfloat16)0x7fc0);
+    __nv_bfloat16 *obp = ob.data();
+    const G *gp = g.data();
+    const float *wp = with_norm ? w.data() : NULL;
+    const uint8_t *mp = mask.data();
+    const long rows = (long)T * H;
+    emu::launch_call([=] { head_norm_gate_kernel<G>(obp, o, with_norm ? gp : NULL, wp, mp, rows, H, dv, eps); },
+                     emu_dim3{(unsigned)((rows * 32 + threads - 1) / threads), 1, 1}, threads, 0);
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++) {
+        const long r = (long)(i / dv);
+        const float b = __bfloat162float(ob[i]);
+        const bool ok = !mask[r % H] ? b == 0.0f && !std::signbit(b)
+                      : !with_norm ? ob[i] == __float2bfloat16(o[i])
+                      : fabs(b - want[i]) <= fabs(want[i]) * (1.0 / 256) + tol;
+        if (!ok && !bad++) first = i;
+    }
+    cases++;
+    char what[160];
+    snprintf(what, sizeof what, "head_norm_gate<%s> T=%d H=%d dv=%d threads=%d%s%s", sizeof(G) == 4 ? "fp32" : "bf16",
+             T, H, dv, threads, off ? " unaligned" : "", with_norm ? "" : " no norm");
+    if (bad) {
+        fails++;
+        printf("FAIL %s: %zu of %zu elements off (first %zu: %g, want %g)\n", what, bad, n, first,
+               __bfloat162float(ob[first]), want[first]);
+    } else {
+        printf("ok   %s: %zu elements\n", what, n);
+    }
+}
+
 /* the short conv (K taps, zero before row 0) of channel c at row t, then SiLU: the contract's
  * element-by-element form (mode 0 conv + SiLU, 1 conv, 2 SiLU alone) */
 static float conv_silu_ref(const std::vector<float> &in, const std::vector<float> &w, int t, int c, int C, int K,
@@ -356,6 +414,15 @@ int main() {
         conv_strip_case(16, 256, 0, dim, 1);
     }
     conv_strip_case(33, 512, 1, 128, 3);
+    /* head dims of one float4 a lane, several, a partial pass, none (6) and past 128 */
+    for (int dv : {128, 64, 40, 6, 132}) {
+        head_norm_gate_case<float>(5, 3, dv, 256, 0, 1);
+        head_norm_gate_case<__nv_bfloat16>(5, 3, dv, 64, 0, 1);
+        head_norm_gate_case<float>(3, 2, dv, 32, 0, 0);
+    }
+    head_norm_gate_case<float>(4, 3, 128, 64, 1, 1);
+    head_norm_gate_case<__nv_bfloat16>(4, 3, 128, 64, 1, 1);
+    head_norm_gate_case<float>(2, 2, 64, 32, 1, 0);
     printf("ew_emu %s: %d/%d runs pass\n", fails ? "FAIL" : "PASS", cases - fails, cases);
     return fails ? 1 : 0;
 }

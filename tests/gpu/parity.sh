@@ -147,6 +147,9 @@ HS_CUDA_QKV_BATCH=0 check "qkv unbatched swa T=302" "$tmp/swa" "$t301"
 # second low-rank GEMM and the gate's own pass): same tolerance, gla layers only
 HS_CUDA_GLA_GATE_FUSE=1 check "gla gate fused gla T=1501" "$tmp/gla" "$t1500"
 HS_CUDA_GLA_GATE_FUSE=1 ppl_check "gla gate fused ppl gla" "$tmp/gla"
+# the output gate's projection in fp32 (HS_CUDA_G_BF16=0; bf16 by default): same tolerance
+HS_CUDA_G_BF16=0 check "g fp32 gla T=1501" "$tmp/gla" "$t1500"
+HS_CUDA_G_BF16=0 check "g fp32 gdn64 T=1501" "$tmp/gdn64" "$t1500"
 unset HS_CUDA_LINATTN
 # probe: the head statistics computed on the GPU inside the forward (kernels/cuda/head_stats.cu)
 # against the CPU analysis, on SK1 prompts with generation (tests/gpu/compare_probe.py states
