@@ -11,12 +11,10 @@ set -eu
 [ $# -ge 1 ] || { echo "usage: keep_train_state.sh CALL... (the call numbers of .train-state/callN, in order)" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 last=${!#}
-# a call is taken from .train-state/callN (unpack_call.sh's) or, where a fresh checkout has none,
-# from what an earlier session kept in train-state/callN
-src_of() { if [ -d "$root/.train-state/call$1/logs" ]; then echo "$root/.train-state/call$1";
-           elif [ -d "$root/train-state/call$1/logs" ]; then echo "$root/train-state/call$1"; fi; }
+me=keep_train_state.sh
+. "$root/sample-models/recipe/calls.sh"
 for n in "$@"; do
-    case $n in ''|*[!0-9]*) echo "keep_train_state.sh: call number: expected digits, got '$n'" >&2; exit 2 ;; esac
+    need_call_number "$n"
     [ -n "$(src_of "$n")" ] ||
         { echo "keep_train_state.sh: call $n: neither .train-state/call$n nor train-state/call$n (unpack_call.sh first)" >&2; exit 1; }
 done

@@ -10,17 +10,11 @@
 set -eu
 [ $# -ge 2 ] || { echo "usage: ship_family.sh FIRST LAST [PYTHON_WITH_TORCH] (call numbers)" >&2; exit 2; }
 first=$1 last=$2 py=${3:-python3}
-for n in "$first" "$last"; do
-    case $n in ''|*[!0-9]*) echo "ship_family.sh: call number: expected digits, got '$n'" >&2; exit 2 ;; esac
-done
-[ "$first" -le "$last" ] || { echo "ship_family.sh: FIRST $first is after LAST $last" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/sample-models/recipe"
-src_of() { if [ -d "$root/.train-state/call$1/logs" ]; then echo "$root/.train-state/call$1";
-           elif [ -d "$root/train-state/call$1/logs" ]; then echo "$root/train-state/call$1"; fi; }
-for n in $(seq "$first" "$last"); do
-    [ -n "$(src_of "$n")" ] || { echo "ship_family.sh: call $n: neither .train-state/call$n nor train-state/call$n" >&2; exit 1; }
-done
+me=ship_family.sh
+. "$here/calls.sh"
+need_call_range "$first" "$last"
 [ -x "$root/build/hybridscope" ] || { echo "ship_family.sh: build/hybridscope: missing (make first)" >&2; exit 1; }
 for n in $(seq "$first" $((last - 1))); do
     if [ "$n" = "$first" ]; then FRESH=1 LOGS_ONLY=1 CALL=$n bash "$here/install.sh" "$(src_of "$n")" "$py"

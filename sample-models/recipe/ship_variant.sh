@@ -13,17 +13,13 @@ set -eu
 var=$1 first=$2 last=$3 py=${4:-python3}
 case $var in *@?*) ;; *) echo "ship_variant.sh: $var: expected NAME@TAG" >&2; exit 2 ;; esac
 base=${var%%@*}
-for n in "$first" "$last"; do
-    case $n in ''|*[!0-9]*) echo "ship_variant.sh: call number: expected digits, got '$n'" >&2; exit 2 ;; esac
-done
-[ "$first" -le "$last" ] || { echo "ship_variant.sh: FIRST $first is after LAST $last" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/sample-models/recipe"
-src_of() { if [ -d "$root/.train-state/call$1/logs" ]; then echo "$root/.train-state/call$1";
-           elif [ -d "$root/train-state/call$1/logs" ]; then echo "$root/train-state/call$1"; fi; }
+me=ship_variant.sh
+. "$here/calls.sh"
+need_call_range "$first" "$last"
 for n in $(seq "$first" "$last"); do
     s=$(src_of "$n")
-    [ -n "$s" ] || { echo "ship_variant.sh: call $n: neither .train-state/call$n nor train-state/call$n" >&2; exit 1; }
     [ -f "$s/$var/config.json" ] || { echo "ship_variant.sh: call $n: no $var/config.json in $s" >&2; exit 1; }
 done
 [ -f "$(src_of "$last")/$var/model.safetensors" ] || { echo "ship_variant.sh: call $last: no $var/model.safetensors" >&2; exit 1; }
