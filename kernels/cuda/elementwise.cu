@@ -156,21 +156,25 @@ cudaError_t cu_gdn_gates(float *beta, float *log_alpha, const float *A_log, cons
     return cudaGetLastError();
 }
 
+/* one warp a (t, head) row, g in fp32 or bf16 */
+template <typename G>
+static cudaError_t head_norm_gate_launch(__nv_bfloat16 *ob, const float *o, const G *g, const float *norm_w,
+                                         const uint8_t *head_mask, int T, int H, int dv, float eps, cudaStream_t st) {
+    const long rows = (long)T * H;
+    head_norm_gate_kernel<G><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, st>>>(ob, o, g, norm_w, head_mask, rows,
+                                                                                 H, dv, eps);
+    return cudaGetLastError();
+}
+
 cudaError_t cu_head_norm_gate(__nv_bfloat16 *ob, const float *o, const float *g, const float *norm_w,
                               const uint8_t *head_mask, int T, int H, int dv, float eps,
                               cudaStream_t st) {
-    long rows = (long)T * H;
-    head_norm_gate_kernel<float><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, st>>>(ob, o, g, norm_w,
-                                                                                     head_mask, rows, H, dv, eps);
-    return cudaGetLastError();
+    return head_norm_gate_launch(ob, o, g, norm_w, head_mask, T, H, dv, eps, st);
 }
 
 cudaError_t cu_head_norm_gate_bg(__nv_bfloat16 *ob, const float *o, const __nv_bfloat16 *g, const float *norm_w,
                                  const uint8_t *head_mask, int T, int H, int dv, float eps, cudaStream_t st) {
-    long rows = (long)T * H;
-    head_norm_gate_kernel<__nv_bfloat16><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, st>>>(
-        ob, o, g, norm_w, head_mask, rows, H, dv, eps);
-    return cudaGetLastError();
+    return head_norm_gate_launch(ob, o, g, norm_w, head_mask, T, H, dv, eps, st);
 }
 
 __global__ static void to_bf16_kernel(__nv_bfloat16 *out, const float *in, size_t n) {
