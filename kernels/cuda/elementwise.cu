@@ -117,10 +117,12 @@ cudaError_t cu_gla_gate_lowrank(float *z, const __nv_bfloat16 *lr, const __nv_bf
                                 int R, float normalizer, cudaStream_t st) {
     if (R < 1 || R > GLA_GATE_RMAX || C < 1) return cudaErrorInvalidValue;
     if (T < 1) return cudaSuccess;
-    const int vec = (R == 8 || R == 16) && C % 4 == 0 && ((uintptr_t)z | (uintptr_t)lr | (uintptr_t)b) % 16 == 0;
+    const int vec = (R == 8 || R == 16) && C % 4 == 0 && ((uintptr_t)z | (uintptr_t)lr | (uintptr_t)w | (uintptr_t)b) % 16 == 0;
     if (vec) {
-        /* a thread 4 columns; 2048 row walkers, ~32 rows a thread at 64K */
-        const unsigned cols = (unsigned)((C / 4 + 255) / 256), rows = (unsigned)(T < 2048 ? T : 2048);
+        /* a thread 4 columns and at least 8 rows (its 4R factors are loaded once); at most 2048
+         * row walkers, ~32 rows a thread at 64K */
+        const int walkers = (T + 7) / 8;
+        const unsigned cols = (unsigned)((C / 4 + 255) / 256), rows = (unsigned)(walkers < 2048 ? walkers : 2048);
         const dim3 grid(cols, rows);
         if (R == 8) gla_gate_lowrank4_kernel<8><<<grid, 256, 0, st>>>(z, lr, w, b, T, C, 1.0f / normalizer);
         else gla_gate_lowrank4_kernel<16><<<grid, 256, 0, st>>>(z, lr, w, b, T, C, 1.0f / normalizer);

@@ -407,11 +407,21 @@ __global__ static void gla_gate_lowrank4_kernel(float *z, const __nv_bfloat16 *l
                                                 const float *b, int T, int C, float inv_norm) {
     const int c0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
     if (c0 >= C) return;
+    /* the four columns' factors are 4R contiguous bf16: R/2 16-byte loads, not 4R two-byte ones
+     * (at 4K, with few rows a thread, the two-byte prologue cost more than the rows) */
     float wc[4][R];
+    const uint4 *w4 = (const uint4 *)(w + (size_t)c0 * R);
     #pragma unroll
-    for (int i = 0; i < 4; i++)
+    for (int q = 0; q < R / 2; q++) {
+        const uint4 u = w4[q];
+        const unsigned uw[4] = { u.x, u.y, u.z, u.w };
         #pragma unroll
-        for (int r = 0; r < R; r++) wc[i][r] = __bfloat162float(w[(size_t)(c0 + i) * R + r]);
+        for (int e = 0; e < 4; e++) {
+            const int k = q * 8 + 2 * e;   /* flat index (column i, factor r) = i * R + r */
+            wc[k / R][k % R] = __bfloat162float(__ushort_as_bfloat16((unsigned short)uw[e]));
+            wc[(k + 1) / R][(k + 1) % R] = __bfloat162float(__ushort_as_bfloat16((unsigned short)(uw[e] >> 16)));
+        }
+    }
     const float4 bc = *(const float4 *)(b + c0);
     for (int t = blockIdx.y; t < T; t += gridDim.y) {
         const uint4 *l4 = (const uint4 *)(lr + (size_t)t * R);
