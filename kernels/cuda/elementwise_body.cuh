@@ -449,6 +449,120 @@ __global__ static void gla_gate_lowrank4_kernel(float *z, const __nv_bfloat16 *l
     }
 }
 
+/* The whole gla gate from the layer's normed input in one pass: lr = x w0^T (x [T, d] and w0
+ * [R, d] bf16, fp32 sums), then z = logsigmoid(lr . w1[c] + b[c]) * inv_norm as in
+ * gla_gate_lowrank4_kernel. At 4K tokens the rank-R GEMM is a launch-bound cuBLAS call (~15 us
+ * for 8 MB read on the H100, session 25's gemm rows), as long as the gate's own pass; here a
+ * block takes GLA_GX_ROWS rows at a time, builds their lr in shared memory (d in chunks of
+ * GLA_GX_KC, every thread one (row, factor) sum over a part of the chunk), then writes their
+ * gate rows, four columns a thread. Each (row, factor) sum adds its chunk parts and chunks in a
+ * fixed order, so a row's lr is the same whatever block takes it. blockDim.x = 256. */
+#define GLA_GX_ROWS 16
+#define GLA_GX_KC 256
+template <int R>
+__global__ static void gla_gate_x_kernel(float *z, const __nv_bfloat16 *x, const __nv_bfloat16 *w0,
+                                         const __nv_bfloat16 *w1, const float *b, int T, int d, int C,
+                                         float inv_norm) {
+    static_assert(R == 8 || R == 16, "R 8 or 16");
+    constexpr int P = 256 / (GLA_GX_ROWS * R);        /* parts a chunk's sum is split into */
+    constexpr int LD = GLA_GX_KC + 4;                 /* row pitch: float4 reads, rows 4 banks apart */
+    __shared__ __align__(16) float xs[GLA_GX_ROWS * LD];
+    __shared__ __align__(16) float ws[R * LD];
+    __shared__ float part[P * GLA_GX_ROWS * R];
+    __shared__ float lrs[GLA_GX_ROWS * R];
+    const int tid = threadIdx.x;
+    const int c0 = 4 * (blockIdx.x * blockDim.x + tid);
+    const bool cols = c0 < C;                          /* every thread takes part in the lr sums */
+    float wc[4][R];
+    float4 bc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (cols) {
+        const uint4 *w4 = (const uint4 *)(w1 + (size_t)c0 * R);
+        #pragma unroll
+        for (int q = 0; q < R / 2; q++) {
+            const uint4 u = w4[q];
+            const unsigned uw[4] = { u.x, u.y, u.z, u.w };
+            #pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int k = q * 8 + 2 * e;
+                wc[k / R][k % R] = __bfloat162float(__ushort_as_bfloat16((unsigned short)uw[e]));
+                wc[(k + 1) / R][(k + 1) % R] = __bfloat162float(__ushort_as_bfloat16((unsigned short)(uw[e] >> 16)));
+            }
+        }
+        bc = *(const float4 *)(b + c0);
+    }
+    /* this thread's sum: row i of the block's rows, factor r, part p of each chunk */
+    const int i = tid / R % GLA_GX_ROWS, r = tid % R, p = tid / (GLA_GX_ROWS * R);
+    constexpr int PART = GLA_GX_KC / P;
+    for (int row0 = blockIdx.y * GLA_GX_ROWS; row0 < T; row0 += gridDim.y * GLA_GX_ROWS) {
+        float acc = 0.0f;
+        for (int k0 = 0; k0 < d; k0 += GLA_GX_KC) {
+            const int kn = min(GLA_GX_KC, d - k0);
+            /* the chunk of x (rows past T and columns past d as zeros) and of w0, in pairs */
+            for (int e = tid; e < GLA_GX_ROWS * GLA_GX_KC / 2; e += blockDim.x) {
+                const int rr = e / (GLA_GX_KC / 2), kk = 2 * (e % (GLA_GX_KC / 2));
+                float v0 = 0.0f, v1 = 0.0f;
+                if (row0 + rr < T && kk < kn) {
+                    const unsigned u = *(const unsigned *)(x + (size_t)(row0 + rr) * d + k0 + kk);
+                    v0 = __bfloat162float(__ushort_as_bfloat16((unsigned short)u));
+                    v1 = __bfloat162float(__ushort_as_bfloat16((unsigned short)(u >> 16)));
+                }
+                xs[rr * LD + kk] = v0;
+                xs[rr * LD + kk + 1] = v1;
+            }
+            for (int e = tid; e < R * GLA_GX_KC / 2; e += blockDim.x) {
+                const int rr = e / (GLA_GX_KC / 2), kk = 2 * (e % (GLA_GX_KC / 2));
+                float v0 = 0.0f, v1 = 0.0f;
+                if (kk < kn) {
+                    const unsigned u = *(const unsigned *)(w0 + (size_t)rr * d + k0 + kk);
+                    v0 = __bfloat162float(__ushort_as_bfloat16((unsigned short)u));
+                    v1 = __bfloat162float(__ushort_as_bfloat16((unsigned short)(u >> 16)));
+                }
+                ws[rr * LD + kk] = v0;
+                ws[rr * LD + kk + 1] = v1;
+            }
+            __syncthreads();
+            const float4 *xa = (const float4 *)(xs + i * LD + p * PART), *wa = (const float4 *)(ws + r * LD + p * PART);
+            #pragma unroll 8
+            for (int k = 0; k < PART / 4; k++) {
+                const float4 xv = xa[k], wv = wa[k];
+                acc = fmaf(xv.x, wv.x, acc);
+                acc = fmaf(xv.y, wv.y, acc);
+                acc = fmaf(xv.z, wv.z, acc);
+                acc = fmaf(xv.w, wv.w, acc);
+            }
+            __syncthreads();                           /* the next chunk overwrites xs, ws */
+        }
+        part[(p * GLA_GX_ROWS + i) * R + r] = acc;
+        __syncthreads();
+        if (tid < GLA_GX_ROWS * R) {
+            float s = 0.0f;
+            #pragma unroll
+            for (int q = 0; q < P; q++) s += part[q * GLA_GX_ROWS * R + tid];
+            lrs[tid] = s;
+        }
+        __syncthreads();
+        if (cols) {
+            const int rows = min(GLA_GX_ROWS, T - row0);
+            for (int ii = 0; ii < rows; ii++) {
+                float l[R];
+                #pragma unroll
+                for (int q = 0; q < R; q++) l[q] = lrs[ii * R + q];
+                float v[4];
+                #pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    float a = 0.0f;
+                    #pragma unroll
+                    for (int q = 0; q < R; q++) a = fmaf(l[q], wc[c][q], a);
+                    const float xv = a + (c == 0 ? bc.x : c == 1 ? bc.y : c == 2 ? bc.z : bc.w);
+                    v[c] = (fminf(xv, 0.0f) - log1pf(expf(-fabsf(xv)))) * inv_norm;
+                }
+                *(float4 *)(z + (size_t)(row0 + ii) * C + c0) = make_float4(v[0], v[1], v[2], v[3]);
+            }
+        }
+        __syncthreads();                               /* the next rows overwrite part, lrs */
+    }
+}
+
 __global__ static void gla_gate_kernel(float *z, const float *b, int T, int C, float inv_norm) {
     for (int t = blockIdx.x; t < T; t += gridDim.x) {
         float *row = z + (size_t)t * C;

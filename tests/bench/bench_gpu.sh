@@ -11,7 +11,7 @@
 # (presets also run with the FFN's gate/up product in fp32, HS_CUDA_FFN_BF16=0, default 376m),
 # BENCH_QKV_PRESETS (presets also run with q, k, v by three GEMMs, HS_CUDA_QKV_BATCH=0, default 376m),
 # BENCH_GATE_PRESETS (presets whose GLA model also runs with the gla gate in one pass,
-# HS_CUDA_GLA_GATE_FUSE=1, default 376m), BENCH_GEMMS=0 to skip the layer-GEMM rows, BENCH_AB=0 to skip every A/B row (the rows with an HS_CUDA_* setting; they run after the reference), BENCH_STEP_S (timeout of each step, default 300), BENCH_BUILD_ONLY=1 (build hs_gpu_bench and stop).
+# HS_CUDA_GLA_GATE_FUSE=1 and =2, default 376m), BENCH_GEMMS=0 to skip the layer-GEMM rows, BENCH_AB=0 to skip every A/B row (the rows with an HS_CUDA_* setting; they run after the reference), BENCH_STEP_S (timeout of each step, default 300), BENCH_BUILD_ONLY=1 (build hs_gpu_bench and stop).
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -86,4 +86,5 @@ TYPES=gdn ours_rows "${BENCH_BV16_PRESETS-376m}" HS_CUDA_GDN_BV=16  # the 16-col
 ours_rows "${BENCH_FFN_PRESETS-376m}" HS_CUDA_FFN_BF16=0          # the FFN's gate/up product in fp32 (the A/B)
 ours_rows "${BENCH_QKV_PRESETS-376m}" HS_CUDA_QKV_BATCH=0         # q, k, v by three GEMMs (the A/B)
 TYPES=gla ours_rows "${BENCH_GATE_PRESETS-376m}" HS_CUDA_GLA_GATE_FUSE=1   # the gla gate in one pass (the A/B)
+TYPES=gla ours_rows "${BENCH_GATE_PRESETS-376m}" HS_CUDA_GLA_GATE_FUSE=2   # ... and from the normed input (the A/B)
 TYPES="gla gdn" ours_rows "${BENCH_GBF16_PRESETS-376m}" HS_CUDA_G_BF16=0   # the output gate's projection in fp32 (the A/B)
