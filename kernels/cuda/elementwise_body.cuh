@@ -395,21 +395,11 @@ __global__ static void gla_gate_lowrank_kernel(float *z, const __nv_bfloat16 *lr
     }
 }
 
-/* The same gate, four columns a thread and the row's factors in 16-byte loads (R a multiple of 8,
- * C of 4, z and lr 16-byte aligned). The one-column form above issues R two-byte loads and one
- * four-byte store per element, and at 64K it took 0.53 ms a layer on the H100 (session 24's
- * prefprof), slower than the GEMM and gate pass it replaces (0.1 + 0.2 ms); here a row costs a
- * thread R/8 loads for 4 elements and one 16-byte store, so the pass should be bound by the
- * gate's T x C floats written once. Each element's products are summed in the same order, so
- * the results are those of the one-column form bit for bit. */
+/* The factors of gate columns c0..c0+3 (4R contiguous bf16 of w [C, R]) into registers: R/2
+ * 16-byte loads, not 4R two-byte ones (at 4K, with few rows a thread, the two-byte prologue cost
+ * more than the rows). */
 template <int R>
-__global__ static void gla_gate_lowrank4_kernel(float *z, const __nv_bfloat16 *lr, const __nv_bfloat16 *w,
-                                                const float *b, int T, int C, float inv_norm) {
-    const int c0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
-    if (c0 >= C) return;
-    /* the four columns' factors are 4R contiguous bf16: R/2 16-byte loads, not 4R two-byte ones
-     * (at 4K, with few rows a thread, the two-byte prologue cost more than the rows) */
-    float wc[4][R];
+__device__ static inline void gla_gate_load_cols4(float (&wc)[4][R], const __nv_bfloat16 *w, int c0) {
     const uint4 *w4 = (const uint4 *)(w + (size_t)c0 * R);
     #pragma unroll
     for (int q = 0; q < R / 2; q++) {
@@ -422,6 +412,37 @@ __global__ static void gla_gate_lowrank4_kernel(float *z, const __nv_bfloat16 *l
             wc[(k + 1) / R][(k + 1) % R] = __bfloat162float(__ushort_as_bfloat16((unsigned short)(uw[e] >> 16)));
         }
     }
+}
+
+/* z[c0..c0+3] of one row: logsigmoid(l . wc[i] + b[i]) * inv_norm, the R products in order */
+template <int R>
+__device__ static inline float4 gla_gate_row4(const float (&l)[R], const float (&wc)[4][R], float4 bc, float inv_norm) {
+    float v[4];
+    #pragma unroll
+    for (int i = 0; i < 4; i++) {
+        float acc = 0.0f;
+        #pragma unroll
+        for (int r = 0; r < R; r++) acc = fmaf(l[r], wc[i][r], acc);
+        const float x = acc + (i == 0 ? bc.x : i == 1 ? bc.y : i == 2 ? bc.z : bc.w);
+        v[i] = (fminf(x, 0.0f) - log1pf(expf(-fabsf(x)))) * inv_norm;
+    }
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+/* The same gate, four columns a thread and the row's factors in 16-byte loads (R a multiple of 8,
+ * C of 4, z and lr 16-byte aligned). The one-column form above issues R two-byte loads and one
+ * four-byte store per element, and at 64K it took 0.53 ms a layer on the H100 (session 24's
+ * prefprof), slower than the GEMM and gate pass it replaces (0.1 + 0.2 ms); here a row costs a
+ * thread R/8 loads for 4 elements and one 16-byte store, so the pass should be bound by the
+ * gate's T x C floats written once. Each element's products are summed in the same order, so
+ * the results are those of the one-column form bit for bit. */
+template <int R>
+__global__ static void gla_gate_lowrank4_kernel(float *z, const __nv_bfloat16 *lr, const __nv_bfloat16 *w,
+                                                const float *b, int T, int C, float inv_norm) {
+    const int c0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    if (c0 >= C) return;
+    float wc[4][R];
+    gla_gate_load_cols4<R>(wc, w, c0);
     const float4 bc = *(const float4 *)(b + c0);
     for (int t = blockIdx.y; t < T; t += gridDim.y) {
         const uint4 *l4 = (const uint4 *)(lr + (size_t)t * R);
@@ -436,16 +457,7 @@ __global__ static void gla_gate_lowrank4_kernel(float *z, const __nv_bfloat16 *l
                 l[q * 8 + 2 * e + 1] = __bfloat162float(__ushort_as_bfloat16((unsigned short)(uw[e] >> 16)));
             }
         }
-        float v[4];
-        #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            float acc = 0.0f;
-            #pragma unroll
-            for (int r = 0; r < R; r++) acc = fmaf(l[r], wc[i][r], acc);
-            const float x = acc + (i == 0 ? bc.x : i == 1 ? bc.y : i == 2 ? bc.z : bc.w);
-            v[i] = (fminf(x, 0.0f) - log1pf(expf(-fabsf(x)))) * inv_norm;
-        }
-        *(float4 *)(z + (size_t)t * C + c0) = make_float4(v[0], v[1], v[2], v[3]);
+        *(float4 *)(z + (size_t)t * C + c0) = gla_gate_row4<R>(l, wc, bc, inv_norm);
     }
 }
 
@@ -476,18 +488,7 @@ __global__ static void gla_gate_x_kernel(float *z, const __nv_bfloat16 *x, const
     float wc[4][R];
     float4 bc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (cols) {
-        const uint4 *w4 = (const uint4 *)(w1 + (size_t)c0 * R);
-        #pragma unroll
-        for (int q = 0; q < R / 2; q++) {
-            const uint4 u = w4[q];
-            const unsigned uw[4] = { u.x, u.y, u.z, u.w };
-            #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int k = q * 8 + 2 * e;
-                wc[k / R][k % R] = __bfloat162float(__ushort_as_bfloat16((unsigned short)uw[e]));
-                wc[(k + 1) / R][(k + 1) % R] = __bfloat162float(__ushort_as_bfloat16((unsigned short)(uw[e] >> 16)));
-            }
-        }
+        gla_gate_load_cols4<R>(wc, w1, c0);
         bc = *(const float4 *)(b + c0);
     }
     /* this thread's sum: row i of the block's rows, factor r, part p of each chunk */
@@ -547,16 +548,7 @@ __global__ static void gla_gate_x_kernel(float *z, const __nv_bfloat16 *x, const
                 float l[R];
                 #pragma unroll
                 for (int q = 0; q < R; q++) l[q] = lrs[ii * R + q];
-                float v[4];
-                #pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    float a = 0.0f;
-                    #pragma unroll
-                    for (int q = 0; q < R; q++) a = fmaf(l[q], wc[c][q], a);
-                    const float xv = a + (c == 0 ? bc.x : c == 1 ? bc.y : c == 2 ? bc.z : bc.w);
-                    v[c] = (fminf(xv, 0.0f) - log1pf(expf(-fabsf(xv)))) * inv_norm;
-                }
-                *(float4 *)(z + (size_t)(row0 + ii) * C + c0) = make_float4(v[0], v[1], v[2], v[3]);
+                *(float4 *)(z + (size_t)(row0 + ii) * C + c0) = gla_gate_row4<R>(l, wc, bc, inv_norm);
             }
         }
         __syncthreads();                               /* the next rows overwrite part, lrs */
