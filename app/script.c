@@ -1,6 +1,7 @@
 /* Scripted input events (script.h). */
 #include "script.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,27 @@ static int push(hs_script *s, int *cap, const hs_script_event *e) {
     return 0;
 }
 
+/* Exactly n finite numbers in arg, each within [-lim, lim], and nothing else (a script's
+ * numbers become window sizes, loop counts and deadlines: "inf", "nan" or 1e300 would hang or
+ * overflow the gui, and trailing words are a typo worth reporting). */
+static int parse_nums(const char *arg, double *out, int n, double lim) {
+    const char *p = arg;
+    for (int i = 0; i < n; i++) {
+        char *end;
+        out[i] = strtod(p, &end);
+        if (end == p || !isfinite(out[i]) || fabs(out[i]) > lim) return 0;
+        p = end;
+    }
+    while (*p == ' ' || *p == '\t') p++;
+    return *p == 0;
+}
+
+#define SCRIPT_COORD_MAX 1e5      /* window coordinates, logical pixels */
+#define SCRIPT_NOTCHES_MAX 100    /* wheel notches (each zooms 1.5x) */
+#define SCRIPT_SLEEP_MAX 600000   /* ms */
+#define SCRIPT_WAIT_MAX 86400     /* s */
+#define SCRIPT_SIZE_MAX 16384     /* window side, logical pixels */
+
 int hs_script_load(hs_script *s, const char *path, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     snprintf(s->file, sizeof s->file, "%s", path);
@@ -42,6 +64,12 @@ int hs_script_load(hs_script *s, const char *path, char *err, size_t errlen) {
     int cap = 0, lineno = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
+            fclose(f);
+            hs_script_free(s);
+            return -1;
+        }
         char *p = line;
         while (*p == ' ' || *p == '\t') p++;
         size_t l = strlen(p);
@@ -67,27 +95,35 @@ int hs_script_load(hs_script *s, const char *path, char *err, size_t errlen) {
             if (ok) continue;
         } else if (!strcmp(op, "click") || !strcmp(op, "move")) {
             e.op = op[0] == 'c' ? HS_EV_CLICK : HS_EV_MOVE;
-            ok = n == 2 && sscanf(arg, "%lf %lf", &e.x0, &e.y0) == 2;
+            double v[2] = { 0, 0 };
+            ok = n == 2 && parse_nums(arg, v, 2, SCRIPT_COORD_MAX);
+            e.x0 = v[0], e.y0 = v[1];
         } else if (!strcmp(op, "wheel")) {
             e.op = HS_EV_WHEEL;
-            ok = n == 2 && sscanf(arg, "%lf %lf %lf", &e.x0, &e.y0, &e.x1) == 3;
+            double v[3] = { 0, 0, 0 };
+            ok = n == 2 && parse_nums(arg, v, 3, SCRIPT_COORD_MAX) && fabs(v[2]) <= SCRIPT_NOTCHES_MAX;
+            e.x0 = v[0], e.y0 = v[1], e.x1 = v[2];
         } else if (!strcmp(op, "drag")) {
             e.op = HS_EV_DRAG;
-            ok = n == 2 && sscanf(arg, "%lf %lf %lf %lf", &e.x0, &e.y0, &e.x1, &e.y1) == 4;
+            double v[4] = { 0, 0, 0, 0 };
+            ok = n == 2 && parse_nums(arg, v, 4, SCRIPT_COORD_MAX);
+            e.x0 = v[0], e.y0 = v[1], e.x1 = v[2], e.y1 = v[3];
         } else if (!strcmp(op, "wait")) {
             e.op = HS_EV_WAIT;
             e.value = 120;
-            if (n == 2) ok = sscanf(arg, "%lf", &e.value) == 1 && e.value > 0;
+            if (n == 2) ok = parse_nums(arg, &e.value, 1, SCRIPT_WAIT_MAX) && e.value > 0;
         } else if (!strcmp(op, "sleep")) {
             e.op = HS_EV_SLEEP;
-            ok = n == 2 && sscanf(arg, "%lf", &e.value) == 1 && e.value >= 0;
+            ok = n == 2 && parse_nums(arg, &e.value, 1, SCRIPT_SLEEP_MAX) && e.value >= 0;
         } else if (!strcmp(op, "screenshot")) {
             e.op = HS_EV_SCREENSHOT;
             ok = n == 2;
             if (ok) snprintf(e.path, sizeof e.path, "%.500s", arg);
         } else if (!strcmp(op, "resize")) {
             e.op = HS_EV_RESIZE;
-            ok = n == 2 && sscanf(arg, "%lf %lf", &e.x0, &e.y0) == 2 && e.x0 >= 64 && e.y0 >= 64;
+            double v[2] = { 0, 0 };
+            ok = n == 2 && parse_nums(arg, v, 2, SCRIPT_SIZE_MAX) && v[0] >= 64 && v[1] >= 64;
+            e.x0 = v[0], e.y0 = v[1];
         } else if (!strcmp(op, "quit")) {
             e.op = HS_EV_QUIT;
         } else {

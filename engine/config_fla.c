@@ -47,6 +47,17 @@ static int integer(ctx *c, const cJSON *o, const char *key, double dflt, double 
     return (int)d;
 }
 
+/* (int)(base x factor) for a size from an expand_* factor; out of [0, 2^24] it fails (a huge or
+ * negative factor must not reach the int conversion) */
+static int scaled_size(ctx *c, double base, double factor, const char *key) {
+    const double x = base * factor;
+    if (!(x >= 0 && x <= (double)(1 << 24))) {
+        fail(c, "'%s' = %g gives a size of %g, out of [0, %d]", key, factor, x, 1 << 24);
+        return 0;
+    }
+    return (int)x;
+}
+
 static int flag(ctx *c, const cJSON *o, const char *key, int dflt) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v || cJSON_IsNull(v)) return dflt;
@@ -124,7 +135,7 @@ static cJSON *attn_mixer(ctx *c, const cJSON *attn, int d) {
 static cJSON *gla_mixer(ctx *c, const cJSON *r, int d, double eps) {
     int H = integer(c, r, "num_heads", 4, 1, 4096);
     double ek = num(c, r, "expand_k", 0.5), ev = num(c, r, "expand_v", 1.0);
-    int kd = (int)(d * ek), vd = (int)(d * ev);
+    int kd = scaled_size(c, d, ek, "expand_k"), vd = scaled_size(c, d, ev, "expand_v");
     if (c->failed) return NULL;
     if (!is_null(r, "num_kv_heads") && integer(c, r, "num_kv_heads", H, 1, 4096) != H) {
         fail(c, "'num_kv_heads' != num_heads (grouped GLA) is not supported");
@@ -160,7 +171,7 @@ static cJSON *gdn_mixer(ctx *c, const cJSON *r, double eps) {
     int dk = integer(c, r, "head_dim", 256, 1, 65536);
     double ev = num(c, r, "expand_v", 2.0);
     if (c->failed) return NULL;
-    int dv = (int)(dk * ev);
+    int dv = scaled_size(c, dk, ev, "expand_v");
     if (!is_null(r, "num_v_heads") && integer(c, r, "num_v_heads", H, 1, 4096) != H) {
         fail(c, "'num_v_heads' != num_heads is not supported");
         return NULL;

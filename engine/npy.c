@@ -81,13 +81,17 @@ static const char *skip_ws(const char *p, const char *end) {
     return p;
 }
 
-/* Finds 'key': in the dict and returns a pointer to its value, or NULL. */
+/* Finds 'key': in the dict and returns a pointer to its value, or NULL (also when the header
+ * ends right after the colon: the callers read the value's first character). */
 static const char *find_key(const char *p, const char *end, const char *key) {
     size_t kl = strlen(key);
     for (const char *s = p; s + kl + 2 < end; s++) {
         if ((*s == '\'' || *s == '"') && s[kl + 1] == *s && !memcmp(s + 1, key, kl)) {
             const char *q = skip_ws(s + kl + 2, end);
-            if (q < end && *q == ':') return skip_ws(q + 1, end);
+            if (q < end && *q == ':') {
+                const char *v = skip_ws(q + 1, end);
+                return v < end ? v : NULL;
+            }
         }
     }
     return NULL;

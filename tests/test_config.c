@@ -436,4 +436,7 @@ TEST(config_fla_rejects_unsupported) {
                "attn: layers: 5 is not a layer index");
     EXPECT_ERR("{\"model_type\":\"gla\",\"attn\":{\"layers\":[0],\"num_heads\":2,\"qkv_bias\":true}}", "qkv_bias");
     EXPECT_ERR("{\"model_type\":\"gla\",\"hidden_act\":\"gelu\"}", "hidden_act");
+    /* expand factors whose product overflowed the int conversion (fuzz_config, UBSan) */
+    EXPECT_ERR("{\"model_type\":\"gated_deltanet\",\"expand_v\":1e300}", "'expand_v' = 1e+300 gives a size");
+    EXPECT_ERR("{\"model_type\":\"gla\",\"expand_k\":-1e30}", "'expand_k' = -1e+30 gives a size");
 }

@@ -471,6 +471,23 @@ TEST(controller_script_parse) {
     fprintf(f, "key tab\n\nclick 1\n");
     fclose(f);
     CHECK(hs_script_load(&s, path, err, sizeof err) == -1 && strstr(err, ":3:"), "bad line: %s", err);
+    /* numbers the gui would overflow or loop on, trailing words, and a line past the buffer */
+    static const char *const bad[] = { "resize inf 600\n", "resize 1e10 600\n", "click nan 3\n",
+                                       "wheel 1 1 1e18\n", "sleep 1e300\n", "wait -1\n", "click 1 2 junk\n",
+                                       "drag 1 2 3\n" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f = fopen(path, "w");
+        fprintf(f, "key tab\n%s", bad[i]);
+        fclose(f);
+        CHECK(hs_script_load(&s, path, err, sizeof err) == -1 && strstr(err, ":2: bad arguments"), "'%s' accepted: %s",
+              bad[i], err);
+    }
+    f = fopen(path, "w");
+    fprintf(f, "key tab\nscreenshot ");
+    for (int i = 0; i < 1100; i++) fputc('a', f);
+    fprintf(f, ".png\nquit\n");
+    fclose(f);
+    CHECK(hs_script_load(&s, path, err, sizeof err) == -1 && strstr(err, ":2: line longer"), "long line: %s", err);
 }
 
 TEST(controller_inert_knob_hint_only_when_inert) {

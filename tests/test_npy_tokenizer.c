@@ -85,6 +85,9 @@ TEST(npy_reads_int64_and_rejects_bad_files) {
         {"{'descr': '<i8', 'fortran_order': False, 'shape': (5,), }", 0, "truncated"},
         {"{'descr': '<i8', 'fortran_order': False, 'shape': (3", 0, "shape"},
         {"['descr']", 0, "dict"},
+        /* a key whose value would start past the header (fuzz_npy found the 1-byte over-read) */
+        {"{'descr': '<i8', 'fortran_order': False, 'shape':", 0, "shape"},
+        {"{'descr':", 0, "descr"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         n = make_npy(buf, bad[i].dict, v, sizeof v) - bad[i].cut;

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Fuzzes the safetensors header parser and the config.json parser with libFuzzer
-# (clang -fsanitize=fuzzer,address,undefined), SECONDS in total, half per target.
+# Fuzzes the safetensors header parser, the config.json parser, the .npy reader and the gui's
+# script parser with libFuzzer (clang -fsanitize=fuzzer,address,undefined), SECONDS in total,
+# a quarter per target.
 # Usage: tests/fuzz/run.sh SECONDS     (make fuzz FUZZ_SECONDS=600)
 # Builds into build-fuzz/, seeds each corpus with generated valid files, keeps the corpus
 # between runs (build-fuzz/corpus-*), and prints each target's execution count.
 set -eu
 cd "$(dirname "$0")/../.."
 SECONDS_TOTAL=${1:-60}
-HALF=$(( SECONDS_TOTAL / 2 ))
+HALF=$(( SECONDS_TOTAL / 4 ))
 [ "$HALF" -ge 1 ] || HALF=1
 CLANG=${CLANG:-clang}
 command -v "$CLANG" >/dev/null || { echo "fuzz: clang not found (apt-get install clang libclang-rt-14-dev)"; exit 2; }
@@ -18,9 +19,11 @@ SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 LIBS="$(pkg-config --libs libcjson 2>/dev/null || echo -lcjson) -lm"
 $CLANG $CFLAGS $SAN -o $OUT/fuzz_safetensors tests/fuzz/fuzz_safetensors.c engine/safetensors.c $LIBS
 $CLANG $CFLAGS $SAN -o $OUT/fuzz_config tests/fuzz/fuzz_config.c engine/config.c engine/config_fla.c engine/model.c engine/safetensors.c $LIBS
+$CLANG $CFLAGS $SAN -o $OUT/fuzz_npy tests/fuzz/fuzz_npy.c engine/npy.c $LIBS
+$CLANG $CFLAGS $SAN -Iapp -o $OUT/fuzz_script tests/fuzz/fuzz_script.c app/script.c $LIBS
 
 # Seeds: small valid safetensors files and valid configs of every mixer type and layout.
-mkdir -p $OUT/corpus-safetensors $OUT/corpus-config
+mkdir -p $OUT/corpus-safetensors $OUT/corpus-config $OUT/corpus-npy $OUT/corpus-script
 python3 - "$OUT" <<'PY'
 import json, struct, sys, os
 out = sys.argv[1]
@@ -68,6 +71,30 @@ cfgs["fla_gdn"] = json.dumps({"model_type": "gated_deltanet", "hidden_size": 128
     "head_dim": 32, "num_heads": 2, "expand_v": 2, "allow_neg_eigval": True,
     "attn": {"layers": [0], "num_heads": 4, "window_size": 64, "rope_theta": None}})
 for k, v in cfgs.items(): open(os.path.join(out, "corpus-config", k), "w").write(v)
+def npy(descr, shape, raw, version=1):
+    d = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    hl = 4 if version > 1 else 2
+    pad = -(6 + 2 + hl + len(d) + 1) % 64
+    h = (d + " " * pad + "\n").encode()
+    return b"\x93NUMPY" + bytes([version, 0]) + (struct.pack("<I", len(h)) if hl == 4 else struct.pack("<H", len(h))) + h + raw
+npys = {
+  "f4_2x3": npy("<f4", "(2, 3)", struct.pack("<6f", *range(6))),
+  "i4_tokens": npy("<i4", "(5,)", struct.pack("<5i", 256, 1, 2, 3, 4)),
+  "i8_1xT": npy("<i8", "(1, 3)", struct.pack("<3q", 7, 8, 9), version=2),
+  "f4_scalar": npy("<f4", "()", struct.pack("<f", 1.5), version=3),
+  "f4_empty": npy("<f4", "(0, 4)", b""),
+}
+for k, v in npys.items(): open(os.path.join(out, "corpus-npy", k), "wb").write(v)
+scripts = {
+  "keys": "# a demo\nkey tab\nkeys 12\nkey enter\nwait 30\nscreenshot /tmp/x.png\nquit\n",
+  "mouse": "click 10 20\nmove 5.5 6\nwheel 100 100 -2\ndrag 1 2 3 4\nsleep 50\nresize 800 600\n",
+}
+for k, v in scripts.items(): open(os.path.join(out, "corpus-script", k), "w").write(v)
+open(os.path.join(out, "npy.dict"), "w").write("\n".join('"%s"' % w for w in
+    ["\\x93NUMPY", "descr", "fortran_order", "shape", "<f4", "<i4", "<i8", "False", "True", "(", ")", ",", "'"]) + "\n")
+open(os.path.join(out, "script.dict"), "w").write("\n".join('"%s"' % w for w in
+    ["key", "keys", "click", "move", "wheel", "drag", "wait", "sleep", "screenshot", "resize", "quit",
+     "tab", "btab", "enter", "esc", "f1", "space", "inf", "nan", "1e300", "-"]) + "\n")
 open(os.path.join(out, "safetensors.dict"), "w").write("\n".join('"%s"' % w for w in
     ["dtype", "shape", "data_offsets", "F32", "BF16", "F16", "__metadata__", "{", "}", "[", "]", ":", ","]) + "\n")
 open(os.path.join(out, "config.dict"), "w").write("\n".join('"%s"' % w for w in
@@ -81,7 +108,7 @@ open(os.path.join(out, "config.dict"), "w").write("\n".join('"%s"' % w for w in
 PY
 
 status=0
-for t in safetensors config; do
+for t in safetensors config npy script; do
     echo "fuzz: $t for ${HALF}s"
     log=$OUT/fuzz_$t.log
     # -close_fd_mask=2 hides the parsers' warnings; libFuzzer still prints its own reports.
