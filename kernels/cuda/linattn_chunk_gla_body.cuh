@@ -261,6 +261,92 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
     }
 }
 
+/* Exact SWLA's scan with the dropped chunks kept in shared memory. The scan above reads every
+ * U twice under exact SWLA, once when the chunk enters the state and once W/64 steps later when
+ * it leaves, 1.6x the plain scan's bytes, and ncu measured it at 0.805 ms against plain's 0.375
+ * at 64K (H100, session 22): the second read misses the L2 (the 64 steps between the reads move
+ * ~64 MB of U and Z at 8 heads of 128 x 128). Here each thread keeps the U and P it added in a
+ * ring of GLA_RING steps in shared memory and drops from there, so it reads what the plain scan
+ * reads. 192 KB of shared memory a block (one block a SM, two waves at 8 heads of 128 x 128), so
+ * GLA_RING_PF chunks are loaded ahead instead of GLA_PF, to keep as many bytes in flight a SM as
+ * the plain scan's two blocks. Only where every dropped chunk entered the state fewer than
+ * GLA_RING steps before (gla_scan_ring_fits); same arithmetic as gla_scan_kernel<DPF, 0>, so the
+ * same states bit for bit. */
+#define GLA_RING 64
+#ifndef GLA_RING_PF
+#define GLA_RING_PF 16
+#endif
+#define GLA_RING_SMEM ((size_t)GLA_RING * GLA_SCAN_THREADS * (sizeof(float2) + sizeof(float)))
+
+/* every drop of exact SWLA at T, W within the ring: the chunk dropped at step n (its state's
+ * first chunk fz(n) or later) entered it at most GLA_RING - 1 steps before, and U_n is written
+ * to the ring before step n's drop */
+static inline bool gla_scan_ring_fits(int T, int W) {
+    const int N = (T + LC - 1) / LC;
+    for (int n = 0; n < N; n++)
+        if (n - la_chunk_fz(n, T, CU_SWLA_EXACT, W, 0) >= GLA_RING) return false;
+    return true;
+}
+
+__global__ static void __launch_bounds__(GLA_SCAN_THREADS, 1) gla_scan_ring_kernel(gla_args a) {
+    LA_SMEM(float, sm);
+    float2 *ru = (float2 *)sm;                                  /* [GLA_RING][threads] */
+    float *rp = sm + 2 * GLA_RING * GLA_SCAN_THREADS;           /* [GLA_RING][threads] */
+    const int tid = threadIdx.x;
+    const size_t per_head = (size_t)a.dk * a.dv, stride = (size_t)a.H * per_head, s2 = stride / 2;
+    const size_t e = 2 * ((size_t)blockIdx.x * blockDim.x + tid);
+    if (e >= stride) return;
+    const int h = (int)(e / per_head), i = (int)(e % per_head / a.dv);
+    const bool lz_writer = a.Lz && e % a.dv == 0;
+    const size_t pst = (size_t)a.H * a.dk, pi = (size_t)h * a.dk + i;
+    const int last = a.N - 1;
+    const float2 *u = (const float2 *)(a.U + e);
+    float2 *z = (float2 *)(a.Z + e);
+    float2 ub[GLA_RING_PF];
+    float pb[GLA_RING_PF];
+    #pragma unroll
+    for (int d = 0; d < GLA_RING_PF; d++) {
+        ub[d] = d < last ? u[(size_t)d * s2] : make_float2(0.0f, 0.0f);
+        pb[d] = d < last ? a.P[(size_t)d * pst + pi] : 0.0f;
+    }
+    float2 zs = make_float2(0.0f, 0.0f);
+    double wsum = 0.0;
+    int f = 0;
+    for (int n0 = 0; n0 <= last; n0 += GLA_RING_PF) {
+        #pragma unroll
+        for (int d = 0; d < GLA_RING_PF; d++) {
+            const int n = n0 + d;
+            if (n > last) break;
+            const float2 un = ub[d];
+            const float pn = pb[d];
+            if (n + GLA_RING_PF < last) {
+                ub[d] = u[(size_t)(n + GLA_RING_PF) * s2];
+                pb[d] = a.P[(size_t)(n + GLA_RING_PF) * pst + pi];
+            }
+            z[(size_t)n * s2] = zs;
+            if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
+            if (n == last) break;
+            const float g = expf(pn);
+            zs.x = g * zs.x + un.x;
+            zs.y = g * zs.y + un.y;
+            wsum += pn;
+            ru[(n % GLA_RING) * GLA_SCAN_THREADS + tid] = un;
+            rp[(n % GLA_RING) * GLA_SCAN_THREADS + tid] = pn;
+            const int fz = la_chunk_fz(n + 1, a.T, a.swla, a.W, a.S);
+            while (f < fz) {             /* exact: at most one a step once the window is full */
+                const float2 uu = ru[(f % GLA_RING) * GLA_SCAN_THREADS + tid];
+                const float pp = rp[(f % GLA_RING) * GLA_SCAN_THREADS + tid];
+                const float dec = expf((float)(wsum - pp));
+                zs.x -= dec * uu.x;
+                zs.y -= dec * uu.y;
+                wsum -= pp;
+                f++;
+            }
+            if (f == n + 1) { zs = make_float2(0.0f, 0.0f); wsum = 0.0; }
+        }
+    }
+}
+
 /* ---- output ---------------------------------------------------------------------------- */
 
 struct gla_out_layout {

@@ -23,7 +23,7 @@ if ! pkg-config --exists libcjson openblas 2>/dev/null && [ -d .deps ]; then
 fi
 t0=$(date +%s)
 # steps that use only the linear-attention check program skip the engine's build (~70 s)
-la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail) ;; *) la_only=0 ;; esac; done
+la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail|ringab) ;; *) la_only=0 ;; esac; done
 if [ $la_only = 0 ]; then
     make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
@@ -103,6 +103,7 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
         echo "la_check HS_CUDA_LA_STAGE=0: $(HS_CUDA_LA_STAGE=0 timeout 60 "$la" check | la_fails)"
         echo "la_check HS_CUDA_LA_STAGE=1: $(HS_CUDA_LA_STAGE=1 timeout 60 "$la" check | la_fails)"
         echo "la_check HS_CUDA_GLA_DIAG=pairwise: $(HS_CUDA_GLA_DIAG=pairwise timeout 60 "$la" check | la_fails)"
+        echo "la_check HS_CUDA_GLA_SCAN_RING=1: $(HS_CUDA_GLA_SCAN_RING=1 timeout 60 "$la" check | la_fails)"
     else echo "verify: la_check build failed"; fi
     wait $vlb
     for v in gla32w gdnout2; do
@@ -187,6 +188,34 @@ PY
             echo "cutab ncu stage=$st diag=$dg $row rc=$?"
             grep -E "^  [a-z_]+kernel|gpu__time_duration" "$OUT/cutab_ncu_${st}${dg}_$row.txt" | sed 's/^ */  /'
         done
+    done; fi ;;
+ringab)  # exact SWLA's scan with the dropped chunks in a shared-memory ring (HS_CUDA_GLA_SCAN_RING=1,
+        # session 25) against the drop-load scan: la_check with it, then gla plain / exact rows at
+        # 4K and 64K in three interleaved rounds (best of each, exact against plain), and ncu's
+        # per-kernel time at 64K for exact in both forms (~2-3 min)
+    la=$(bash tests/gpu/la_build.sh build) || { echo "ringab: build failed"; continue; }
+    echo "la_check HS_CUDA_GLA_SCAN_RING=1: $(HS_CUDA_GLA_SCAN_RING=1 timeout 90 "$la" check | la_fails)"
+    for r in 1 2 3; do for T in 4096 65536; do for ring in 0 1; do
+        HS_CUDA_GLA_SCAN_RING=$ring timeout 60 "$la" bench $T 8 128 gla_chunk |
+            grep -E "name=gla_chunk_(plain|exact_swla)" | sed "s|^|ringab round=$r ring=$ring |"
+    done; done; done | tee "$OUT/ringab_rows.txt"
+    python3 - "$OUT/ringab_rows.txt" <<'PY'
+import re, sys
+best = {}
+for line in open(sys.argv[1]):
+    m = re.search(r"ring=(\d).*name=gla_chunk_(\w+) T=(\d+).*ms=([\d.]+)", line)
+    if m:
+        k = (m.group(1), int(m.group(3)), m.group(2))
+        best[k] = min(best.get(k, 1e9), float(m.group(4)))
+for (ring, T, row), ms in sorted(best.items()):
+    p = best.get((ring, T, "plain"))
+    print(f"ringab best ring={ring} T={T} {row} {ms:.3f} ms" + (f" ({ms / p:.3f}x plain)" if p and row != "plain" else ""))
+PY
+    if command -v ncu >/dev/null; then for ring in 0 1; do
+        HS_CUDA_GLA_SCAN_RING=$ring timeout 120 ncu --metrics gpu__time_duration.sum -k regex:gla_ --launch-count 6 \
+            "$la" bench 65536 8 128 gla_chunk_exact_swla > "$OUT/ringab_ncu_$ring.txt" 2>&1
+        echo "ringab ncu ring=$ring rc=$?"
+        grep -E "^  [a-z_]+kernel|gpu__time_duration" "$OUT/ringab_ncu_$ring.txt" | sed 's/^ */  /'
     done; fi ;;
 decode)   # the GPU decoder against the CPU decoder and the GPU forward (not in the default steps: name it)
     timeout 400 bash tests/gpu/decode_check.sh > "$OUT/decode.log" 2>&1; echo "decode rc=$?"; cat "$OUT/decode.log" ;;

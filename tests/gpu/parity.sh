@@ -147,6 +147,9 @@ HS_CUDA_QKV_BATCH=0 check "qkv unbatched swa T=302" "$tmp/swa" "$t301"
 # second low-rank GEMM and the gate's own pass): same tolerance, gla layers only
 HS_CUDA_GLA_GATE_FUSE=1 check "gla gate fused gla T=1501" "$tmp/gla" "$t1500"
 HS_CUDA_GLA_GATE_FUSE=1 ppl_check "gla gate fused ppl gla" "$tmp/gla"
+# exact SWLA's scan with the dropped chunks in a shared-memory ring (HS_CUDA_GLA_SCAN_RING=1, opt-in)
+HS_CUDA_GLA_SCAN_RING=1 check "gla scan ring glac swla exact W=100 T=1501" "$tmp/glac" "$t1500" --swla=exact --swla-window 100
+HS_CUDA_GLA_SCAN_RING=1 check "gla scan ring gla128 swla exact W=64 T=302" "$tmp/gla128" "$t301" --swla --swla-window 64
 # and with the first low-rank product folded in (HS_CUDA_GLA_GATE_FUSE=2: one kernel from the
 # normed input, d 64 = a chunk with a tail, d 256 = one whole chunk)
 HS_CUDA_GLA_GATE_FUSE=2 check "gla gate from x gla T=1501" "$tmp/gla" "$t1500"
