@@ -148,6 +148,22 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
  * scan's depth costs plain nothing); DPF > 0: SWLA, drops loaded DPF steps ahead; BURST > 0:
  * overlap SWLA, whose steps may drop several chunks (exact drops at most one a step, so its
  * kernel, BURST = 0, holds no burst registers) */
+/* A scan's step n for its thread's two elements: stores the state entering chunk n (and, under
+ * SWLA, its window's log decay), then, unless n is the last chunk (false), adds U_n to the state
+ * decayed by chunk n's exp(P). */
+__device__ static inline bool gla_scan_step(const gla_args &a, float2 *z, size_t s2, size_t pst, size_t pi,
+                                            bool lz_writer, int n, int last, float2 &zs, double &wsum, float2 un,
+                                            float pn) {
+    z[(size_t)n * s2] = zs;
+    if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
+    if (n == last) return false;
+    const float g = expf(pn);
+    zs.x = g * zs.x + un.x;
+    zs.y = g * zs.y + un.y;
+    wsum += pn;
+    return true;
+}
+
 template <int DPF, int BURST>
 __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gla_args a) {
     static_assert(DPF == 0 || GLA_PF % (DPF > 0 ? DPF : 1) == 0, "the drop ring's slot is the step's slot mod DPF");
@@ -218,13 +234,7 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
                 }
                 fpre = f1;
             }
-            z[(size_t)n * s2] = zs;
-            if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
-            if (n == last) break;
-            const float g = expf(pn);
-            zs.x = g * zs.x + un.x;
-            zs.y = g * zs.y + un.y;
-            wsum += pn;
+            if (!gla_scan_step(a, z, s2, pst, pi, lz_writer, n, last, zs, wsum, un, pn)) break;
             if (SW) {
                 /* chunks leaving the window: subtract each as the U it was added with, decayed
                  * by the P summed since */
@@ -323,13 +333,7 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 1) gla_scan_ring_kern
                 ub[d] = u[(size_t)(n + GLA_RING_PF) * s2];
                 pb[d] = a.P[(size_t)(n + GLA_RING_PF) * pst + pi];
             }
-            z[(size_t)n * s2] = zs;
-            if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
-            if (n == last) break;
-            const float g = expf(pn);
-            zs.x = g * zs.x + un.x;
-            zs.y = g * zs.y + un.y;
-            wsum += pn;
+            if (!gla_scan_step(a, z, s2, pst, pi, lz_writer, n, last, zs, wsum, un, pn)) break;
             ru[(n % GLA_RING) * GLA_SCAN_THREADS + tid] = un;
             rp[(n % GLA_RING) * GLA_SCAN_THREADS + tid] = pn;
             const int fz = la_chunk_fz(n + 1, a.T, a.swla, a.W, a.S);

@@ -168,18 +168,7 @@ cutab)  # session 21's gla changes against what they replace: the output kernel'
         done
     done; done; done | tee "$OUT/cutab_rows.txt"
     # best of the three rounds per build, stage, T and row, and each SWLA row against its plain
-    python3 - "$OUT/cutab_rows.txt" <<'PY'
-import re, sys
-best = {}
-for line in open(sys.argv[1]):
-    m = re.search(r"build=(\S+) stage=(\d).*name=(gla|gdn)_chunk_(\w+) T=(\d+).*ms=([\d.]+)", line)
-    if m:
-        k = (m.group(1), m.group(2), int(m.group(5)), m.group(3), m.group(4))
-        best[k] = min(best.get(k, 1e9), float(m.group(6)))
-for (b, st, T, kind, row), ms in sorted(best.items()):
-    p = best.get((b, st, T, kind, "plain"))
-    print(f"cutab best build={b} stage={st} T={T} {kind} {row} {ms:.3f} ms" + (f" ({ms / p:.3f}x plain)" if p and row != "plain" else ""))
-PY
+    python3 tests/gpu/rounds_best.py cutab "$OUT/cutab_rows.txt"
     if [ "${CUTAB_NCU:-1}" = 1 ] && command -v ncu >/dev/null; then for fm in "2:f:$la" "1:f:$la" "2:p:$la"; do
         st=${fm%%:*}; x=${fm#*:}; dg=${x%%:*}; b=${x#*:}; e=factored; [ $dg = p ] && e=pairwise
         for row in plain exact_swla; do
@@ -199,18 +188,7 @@ ringab)  # exact SWLA's scan with the dropped chunks in a shared-memory ring (HS
         HS_CUDA_GLA_SCAN_RING=$ring timeout 60 "$la" bench $T 8 128 gla_chunk |
             grep -E "name=gla_chunk_(plain|exact_swla)" | sed "s|^|ringab round=$r ring=$ring |"
     done; done; done | tee "$OUT/ringab_rows.txt"
-    python3 - "$OUT/ringab_rows.txt" <<'PY'
-import re, sys
-best = {}
-for line in open(sys.argv[1]):
-    m = re.search(r"ring=(\d).*name=gla_chunk_(\w+) T=(\d+).*ms=([\d.]+)", line)
-    if m:
-        k = (m.group(1), int(m.group(3)), m.group(2))
-        best[k] = min(best.get(k, 1e9), float(m.group(4)))
-for (ring, T, row), ms in sorted(best.items()):
-    p = best.get((ring, T, "plain"))
-    print(f"ringab best ring={ring} T={T} {row} {ms:.3f} ms" + (f" ({ms / p:.3f}x plain)" if p and row != "plain" else ""))
-PY
+    python3 tests/gpu/rounds_best.py ringab "$OUT/ringab_rows.txt"
     if command -v ncu >/dev/null; then for ring in 0 1; do
         HS_CUDA_GLA_SCAN_RING=$ring timeout 120 ncu --metrics gpu__time_duration.sum -k regex:gla_ --launch-count 6 \
             "$la" bench 65536 8 128 gla_chunk_exact_swla > "$OUT/ringab_ncu_$ring.txt" 2>&1
