@@ -69,6 +69,9 @@ static int parse_lengths(int *out, const char *s) {
         long long v;
         if (hs_cli_parse_int(t, &v) < 0 || v < 2 || v > (1 << 24))
             hs_cli_die(CMD, "--lengths: '%s' is not a length in tokens (2 .. 16M; 4k = 4096)", t);
+        int dup = 0;   /* a length given twice is run once, as --task does */
+        for (int i = 0; i < n; i++) dup |= out[i] == (int)v;
+        if (dup) continue;
         if (n == MAX_LENGTHS) hs_cli_die(CMD, "--lengths: at most %d lengths", MAX_LENGTHS);
         out[n++] = (int)v;
     }
@@ -110,8 +113,12 @@ static int parse_depths(double *out, const char *s) {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", s);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const double v = parse_depth(t, "--depths");
+        int dup = 0;
+        for (int i = 0; i < n; i++) dup |= out[i] == v;
+        if (dup) continue;
         if (n == MAX_DEPTHS) hs_cli_die(CMD, "--depths: at most %d depths", MAX_DEPTHS);
-        out[n++] = parse_depth(t, "--depths");
+        out[n++] = v;
     }
     if (n == 0) hs_cli_die(CMD, "--depths: empty list");
     return n;

@@ -82,6 +82,14 @@ for p in o["per_length"]:
     assert p["samples_per_second"] > 0 and p["seconds"] > 0
 assert [t["task"] for t in o["per_task"]] == ["sk1", "sk3"]
 PY
+# a length or depth given twice runs once, as a task given twice does
+"$BIN" niah "$T/m" --task sk1,sk1 --lengths 400,400 --depths 0,0,100 --samples 1 --json > "$T/d.json" ||
+    fail "niah with repeated lengths exited $?"
+python3 -c "
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o['tasks'] == ['sk1'] and o['lengths'] == [400] and o['depths'] == [0, 100] and len(o['cells']) == 2, o['lengths']
+" "$T/d.json" || fail "repeated lengths or depths were run twice"
 # knobs side by side must all apply (each flag parsed once, none skipped)
 "$BIN" niah "$T/m" --log-scale --swla --lengths 400 --depths 0 --swa-window 9 --samples 1 --json > "$T/k.json" ||
     fail "niah with knobs exited $?"
