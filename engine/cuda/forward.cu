@@ -452,11 +452,11 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
     const int chunk = cu_la_chunk_enabled() && cu_la_chunk_fits(dk, dv);
     if (gla) {
         const int r = mc->gate_low_rank_dim;
-        /* the low-rank product straight to bf16 (cuBLAS rounds its fp32 accumulators to nearest,
-         * as cu_to_bf16 did): the second product reads it */
         if (gla_gate_fused() == 2 && cu_gla_gate_x_fits(d, H * dk, r)) {
             LAUNCH(cu_gla_gate_x(ws->gk, ws->hb, w->gk0, w->gk1, w->gk_bias, T, d, H * dk, r, mc->gate_logit_normalizer,
                                  cm->st));
+        /* else the low-rank product straight to bf16 (cuBLAS rounds its fp32 accumulators to
+         * nearest, as cu_to_bf16 did), which the second product or the fused pass reads */
         } else if (gemm_to(cm, ws->lrb, CUDA_R_16BF, ws->hb, w->gk0, T, d, r, 0, err, errlen)) {
             return -1;
         } else if (gla_gate_fused() && r <= 32) {
