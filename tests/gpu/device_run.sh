@@ -58,6 +58,14 @@ sanitize)
             HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
             echo "sanitizer tool=$tool rc=$? chunk model=$(basename ${args%% *}) ${args#* } $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         done
+        # session 25's opt-in kernels: the whole gla gate from x (barriers, shared lr) and exact
+        # SWLA's ring scan (shared-memory ring; 200 tokens: 4 chunks, so no wrap, but every slot
+        # written before it is read)
+        for env in HS_CUDA_GLA_GATE_FUSE=2 HS_CUDA_GLA_SCAN_RING=1; do
+            env $env HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $tmp/m --swla --swla-window 64 \
+                --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
+            echo "sanitizer tool=$tool rc=$? chunk model=m $env --swla --swla-window 64 $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
+        done
         # the pooled-map kernel (kernels/cuda/pooled_map.cu): gla (HH, with its nope head), gdn, both with SWLA
         for args in "$tmp/m --head 0.0.1 --swla --swla-window 40" "$tmp/m --head 0.1.0 --agg max" "$tmp/g --head 1.0.2 --swla=overlap --swla-window 48"; do
             timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN map $args --text-file $tmp/t --bins 30 --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
@@ -113,7 +121,7 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
     if [ -x build/hs_attn_fa2 ]; then   # the attention kernels, the TMA-fed one's RoPE-as-it-loads included
         timeout 150 build/hs_attn_fa2 check > "$OUT/kcheck.log" 2>&1; echo "kcheck rc=$?"; grep -E "cases|FAIL" "$OUT/kcheck.log" | head -20
     else echo "verify: kcheck build failed"; tail -5 "$OUT/verify_kcheck_build.log"; fi
-    timeout 240 bash tests/gpu/parity.sh > "$OUT/parity.log" 2>&1; echo "parity rc=$?"; tail -3 "$OUT/parity.log"
+    timeout 300 bash tests/gpu/parity.sh > "$OUT/parity.log" 2>&1; echo "parity rc=$?"; tail -3 "$OUT/parity.log"
     grep -iE "fail" "$OUT/parity.log" | head -20
     [ -n "$vbb" ] && wait $vbb
     if [ -z "$vbb" ]; then echo "verify: VERIFY_TIMINGS=0, no timings"
