@@ -22,7 +22,10 @@ int hs_script_key(const char *name) {
     return -1;
 }
 
+#define SCRIPT_EVENTS_MAX 100000   /* ~58 MB of events (each holds a path): past it, a mistake */
+
 static int push(hs_script *s, int *cap, const hs_script_event *e) {
+    if (s->n >= SCRIPT_EVENTS_MAX) return -1;
     if (s->n == *cap) {
         int nc = *cap ? *cap * 2 : 32;
         hs_script_event *ne = realloc(s->ev, sizeof *ne * (size_t)nc);
@@ -87,10 +90,17 @@ int hs_script_load(hs_script *s, const char *path, char *err, size_t errlen) {
             ok = e.key >= 0;
         } else if (!strcmp(op, "keys")) {
             ok = n == 2;
-            for (char *k = arg; ok && *k; k++) {
+            int full = 0;
+            for (char *k = arg; ok && !full && *k; k++) {
                 e.op = HS_EV_KEY;
                 e.key = (unsigned char)*k;
-                if (push(s, &cap, &e) != 0) ok = 0;
+                full = push(s, &cap, &e) != 0;
+            }
+            if (full) {
+                snprintf(err, errlen, "%s:%d: out of memory or more than %d events", path, lineno, SCRIPT_EVENTS_MAX);
+                fclose(f);
+                hs_script_free(s);
+                return -1;
             }
             if (ok) continue;
         } else if (!strcmp(op, "click") || !strcmp(op, "move")) {
@@ -140,7 +150,7 @@ int hs_script_load(hs_script *s, const char *path, char *err, size_t errlen) {
             return -1;
         }
         if (push(s, &cap, &e) != 0) {
-            snprintf(err, errlen, "%s: out of memory", path);
+            snprintf(err, errlen, "%s:%d: out of memory or more than %d events", path, lineno, SCRIPT_EVENTS_MAX);
             fclose(f);
             hs_script_free(s);
             return -1;

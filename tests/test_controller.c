@@ -488,6 +488,15 @@ TEST(controller_script_parse) {
     fprintf(f, ".png\nquit\n");
     fclose(f);
     CHECK(hs_script_load(&s, path, err, sizeof err) == -1 && strstr(err, ":2: line longer"), "long line: %s", err);
+    /* a script that would expand to more events than the cap (170 lines of 590 keys) */
+    f = fopen(path, "w");
+    for (int l = 0; l < 170; l++) {
+        fputs("keys ", f);
+        for (int i = 0; i < 590; i++) fputc('a' + i % 26, f);
+        fputc('\n', f);
+    }
+    fclose(f);
+    CHECK(hs_script_load(&s, path, err, sizeof err) == -1 && strstr(err, "more than 100000 events"), "cap: %s", err);
 }
 
 TEST(controller_inert_knob_hint_only_when_inert) {
