@@ -69,9 +69,7 @@ int hs_script_load(hs_script *s, const char *path, char *err, size_t errlen) {
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
             snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
-            fclose(f);
-            hs_script_free(s);
-            return -1;
+            goto fail;
         }
         char *p = line;
         while (*p == ' ' || *p == '\t') p++;
@@ -90,17 +88,10 @@ int hs_script_load(hs_script *s, const char *path, char *err, size_t errlen) {
             ok = e.key >= 0;
         } else if (!strcmp(op, "keys")) {
             ok = n == 2;
-            int full = 0;
-            for (char *k = arg; ok && !full && *k; k++) {
+            for (char *k = arg; ok && *k; k++) {
                 e.op = HS_EV_KEY;
                 e.key = (unsigned char)*k;
-                full = push(s, &cap, &e) != 0;
-            }
-            if (full) {
-                snprintf(err, errlen, "%s:%d: out of memory or more than %d events", path, lineno, SCRIPT_EVENTS_MAX);
-                fclose(f);
-                hs_script_free(s);
-                return -1;
+                if (push(s, &cap, &e) != 0) goto full;
             }
             if (ok) continue;
         } else if (!strcmp(op, "click") || !strcmp(op, "move")) {
@@ -139,25 +130,22 @@ int hs_script_load(hs_script *s, const char *path, char *err, size_t errlen) {
         } else {
             snprintf(err, errlen, "%s:%d: unknown event '%s' (key keys click move wheel drag "
                      "wait sleep screenshot resize quit)", path, lineno, op);
-            fclose(f);
-            hs_script_free(s);
-            return -1;
+            goto fail;
         }
         if (!ok) {
             snprintf(err, errlen, "%s:%d: bad arguments for '%s'", path, lineno, op);
-            fclose(f);
-            hs_script_free(s);
-            return -1;
+            goto fail;
         }
-        if (push(s, &cap, &e) != 0) {
-            snprintf(err, errlen, "%s:%d: out of memory or more than %d events", path, lineno, SCRIPT_EVENTS_MAX);
-            fclose(f);
-            hs_script_free(s);
-            return -1;
-        }
+        if (push(s, &cap, &e) != 0) goto full;
     }
     fclose(f);
     return 0;
+full:
+    snprintf(err, errlen, "%s:%d: out of memory or more than %d events", path, lineno, SCRIPT_EVENTS_MAX);
+fail:
+    fclose(f);
+    hs_script_free(s);
+    return -1;
 }
 
 void hs_script_free(hs_script *s) {
