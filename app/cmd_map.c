@@ -10,6 +10,7 @@
 #include "cuda_backend.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "flag_values.h"
 #include "npy.h"
 #include "probe_input.h"
 
@@ -46,9 +47,7 @@ static void help(void) {
 }
 
 static void parse_head(hs_head_ref *h, const char *s) {
-    int n = 0;
-    if (sscanf(s, "%d.%d.%d%n", &h->layer, &h->mixer, &h->head, &n) != 3 || s[n] || h->layer < 0 ||
-        h->mixer < 0 || h->head < 0)
+    if (hs_value_head(h, s))
         hs_cli_die(CMD, "--head: expected L.M.H (three non-negative integers), got '%s'", s);
 }
 

@@ -10,6 +10,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "device_forward.h"
+#include "flag_values.h"
 #include "needle.h"
 
 static const char *CMD = "niah";
@@ -62,65 +63,16 @@ static int parse_tasks(hs_needle_task *out, const char *s) {
 }
 
 static int parse_lengths(int *out, const char *s) {
-    int n = 0;
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        long long v;
-        if (hs_cli_parse_int(t, &v) < 0 || v < 2 || v > (1 << 24))
-            hs_cli_die(CMD, "--lengths: '%s' is not a length in tokens (2 .. 16M; 4k = 4096)", t);
-        int dup = 0;   /* a length given twice is run once, as --task does */
-        for (int i = 0; i < n; i++) dup |= out[i] == (int)v;
-        if (dup) continue;
-        if (n == MAX_LENGTHS) hs_cli_die(CMD, "--lengths: at most %d lengths", MAX_LENGTHS);
-        out[n++] = (int)v;
-    }
-    if (n == 0) hs_cli_die(CMD, "--lengths: empty list");
+    char err[256];
+    int n = hs_value_counts(out, MAX_LENGTHS, s, 2, 1 << 24, "--lengths", err, sizeof err);
+    if (n < 0) hs_cli_die(CMD, "%s", err);
     return n;
 }
 
-static double parse_depth(const char *t, const char *flag) {
-    char *end;
-    double v = strtod(t, &end);
-    if (end == t || *end || !(v >= 0 && v <= 100))
-        hs_cli_die(CMD, "%s: '%s' is not a percentage in [0, 100]", flag, t);
-    return v;
-}
-
-/* "a:b:step" (inclusive) or "a,b,c". */
 static int parse_depths(double *out, const char *s) {
-    int n = 0;
-    if (strchr(s, ':')) {
-        char buf[128], *save = NULL;
-        snprintf(buf, sizeof buf, "%s", s);
-        char *a = strtok_r(buf, ":", &save), *b = strtok_r(NULL, ":", &save),
-             *st = strtok_r(NULL, ":", &save);
-        if (!a || !b || !st || strtok_r(NULL, ":", &save))
-            hs_cli_die(CMD, "--depths: '%s' is not a:b:step", s);
-        double lo = parse_depth(a, "--depths"), hi = parse_depth(b, "--depths");
-        char *end;
-        double step = strtod(st, &end);
-        if (end == st || *end || !(step > 0)) hs_cli_die(CMD, "--depths: step '%s' must be > 0", st);
-        if (hi < lo) hs_cli_die(CMD, "--depths: '%s' ends before it starts", s);
-        for (int i = 0;; i++) {
-            double v = lo + i * step;
-            if (v > hi + 1e-9 * (1 + hi)) break;
-            if (n == MAX_DEPTHS) hs_cli_die(CMD, "--depths: at most %d depths", MAX_DEPTHS);
-            out[n++] = v > hi ? hi : v;
-        }
-        return n;
-    }
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        const double v = parse_depth(t, "--depths");
-        int dup = 0;
-        for (int i = 0; i < n; i++) dup |= out[i] == v;
-        if (dup) continue;
-        if (n == MAX_DEPTHS) hs_cli_die(CMD, "--depths: at most %d depths", MAX_DEPTHS);
-        out[n++] = v;
-    }
-    if (n == 0) hs_cli_die(CMD, "--depths: empty list");
+    char err[256];
+    int n = hs_value_depths(out, MAX_DEPTHS, s, "--depths", err, sizeof err);
+    if (n < 0) hs_cli_die(CMD, "%s", err);
     return n;
 }
 
@@ -344,7 +296,8 @@ static int cmd_niah(int argc, char **argv) {
         else if (!strcmp(a, "--depths")) depths_s = hs_cli_str_flag(CMD, argc, argv, &i);
         else if (!strcmp(a, "--depth")) {
             depths_s = hs_cli_str_flag(CMD, argc, argv, &i);
-            show_depth = parse_depth(depths_s, "--depth");
+            if ((show_depth = hs_value_percent(depths_s)) < 0)
+                hs_cli_die(CMD, "--depth: '%s' is not a percentage in [0, 100]", depths_s);
         }
         else if (!strcmp(a, "--samples")) samples = (int)hs_cli_int_flag(CMD, argc, argv, &i, 1, 1000000);
         else if (!strcmp(a, "--seed")) seed = parse_seed(hs_cli_str_flag(CMD, argc, argv, &i));

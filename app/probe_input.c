@@ -12,6 +12,7 @@
 #include "assets.h"
 #include "cuda_backend.h"
 #include "cli_util.h"
+#include "flag_values.h"
 #include "needle.h"
 #include "npy.h"
 #include "tokenizer.h"
@@ -45,11 +46,8 @@ int hs_input_parse_arg(hs_input_args *a, const char *cmd, int argc, char **argv,
     else if (!strcmp(f, "--seed")) a->seed = (unsigned long long)hs_cli_int_flag(cmd, argc, argv, i, 0, LLONG_MAX);
     else if (!strcmp(f, "--depth")) {
         const char *v = value_of(cmd, argc, argv, i);
-        char *end;
-        errno = 0;
-        double d = strtod(v, &end);
-        if (errno || end == v || *end || !(d >= 0 && d <= 100))
-            hs_cli_die(cmd, "--depth: expected a percentage in [0, 100], got '%s'", v);
+        double d = hs_value_percent(v);
+        if (d < 0) hs_cli_die(cmd, "--depth: expected a percentage in [0, 100], got '%s'", v);
         a->depth = d;
         a->have_depth = 1;
     } else return 0;

@@ -1,10 +1,10 @@
 /* Command-line settings shared by the explorer's front ends and export (controller.h). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../engine/cuda_backend.h"
+#include "../engine/flag_values.h"
 #include "controller.h"
 
 const char hs_settings_help[] =
@@ -28,15 +28,8 @@ const char hs_settings_help[] =
     "  --log-color              log colour scale for the head map\n";
 
 long hs_parse_count(const char *s) {
-    if (!s || !*s) return -1;
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0) return -1;
-    if (*end == 'k' || *end == 'K') { v *= 1024; end++; }
-    else if (*end == 'm' || *end == 'M') { v *= 1024 * 1024; end++; }
-    if (*end || v > 1e9 || v != (double)(long)v) return -1;
-    return (long)v;
+    long long v = hs_value_count(s);
+    return v <= 1000000000 ? (long)v : -1;   /* every caller stores an int */
 }
 
 static int parse_task(const char *s) {
@@ -62,43 +55,19 @@ static int is_flag(const char *a, const char *flag) {
 
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
 
-static int parse_list_counts(int *out, int cap, int *n, const char *v, const char *flag,
-                             char *err, size_t errlen) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", v);
-    *n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long x = hs_parse_count(tok);
-        if (x < HS_CTL_MIN_LENGTH) BAD("%s: '%s' is not a length of at least %d tokens", flag, tok, HS_CTL_MIN_LENGTH);
-        if (*n >= cap) BAD("%s: at most %d values", flag, cap);
-        out[(*n)++] = (int)x;
-    }
-    if (!*n) BAD("%s: empty list", flag);
-    return 1;
-}
-
-static int parse_depths(hs_settings *s, const char *v, char *err, size_t errlen) {
-    double a, b, step;
-    s->n_sweep_depths = 0;
-    if (sscanf(v, "%lf:%lf:%lf", &a, &b, &step) == 3) {
-        if (a < 0 || b > 100 || a > b || step <= 0) BAD("--depths: '%s' must be FROM:TO:STEP within 0..100", v);
-        for (double d = a; d <= b + 1e-9; d += step) {
-            if (s->n_sweep_depths >= HS_CTL_MAX_SWEEP) BAD("--depths: at most %d depths", HS_CTL_MAX_SWEEP);
-            s->sweep_depths[s->n_sweep_depths++] = d;
-        }
-        return 1;
-    }
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", v);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *end;
-        double d = strtod(tok, &end);
-        if (end == tok || *end || d < 0 || d > 100) BAD("--depths: '%s' is not a percentage", tok);
-        if (s->n_sweep_depths >= HS_CTL_MAX_SWEEP) BAD("--depths: at most %d depths", HS_CTL_MAX_SWEEP);
-        s->sweep_depths[s->n_sweep_depths++] = d;
-    }
-    if (!s->n_sweep_depths) BAD("--depths: empty list");
-    return 1;
+/* "t0:t1,s0:s1" with counts (4k allowed), t0 < t1 and s0 < s1. */
+static int parse_zoom(hs_settings *s, const char *v) {
+    char buf[96];
+    if (!v || strlen(v) >= sizeof buf) return -1;
+    strcpy(buf, v);
+    char *comma = strchr(buf, ','), *c1 = strchr(buf, ':'), *c2 = comma ? strchr(comma, ':') : NULL;
+    if (!comma || !c1 || c1 > comma || !c2) return -1;
+    *comma = *c1 = *c2 = 0;
+    long t0 = hs_parse_count(buf), t1 = hs_parse_count(c1 + 1), s0 = hs_parse_count(comma + 1),
+         s1 = hs_parse_count(c2 + 1);
+    if (t0 < 0 || t1 <= t0 || s0 < 0 || s1 <= s0) return -1;
+    s->zoom_t0 = (int)t0; s->zoom_t1 = (int)t1; s->zoom_s0 = (int)s0; s->zoom_s1 = (int)s1;
+    return 0;
 }
 
 int hs_settings_parse_arg(hs_settings *s, int argc, char **argv, int *i, char *err, size_t errlen) {
@@ -137,20 +106,11 @@ int hs_settings_parse_arg(hs_settings *s, int argc, char **argv, int *i, char *e
         s->topk = (int)x;
     } else if (is_flag(a, "--head")) {
         v = flag_value("--head", argc, argv, i);
-        int l, m, h;
-        char tail;
-        if (!v || sscanf(v, "%d.%d.%d%c", &l, &m, &h, &tail) != 3 || l < 0 || m < 0 || h < 0)
-            BAD("--head: needs L.M.H (layer.mixer.head), e.g. 3.0.1");
+        if (hs_value_head(&s->head_ref, v)) BAD("--head: needs L.M.H (layer.mixer.head), e.g. 3.0.1");
         s->head_given = 1;
-        s->head_ref.layer = l; s->head_ref.mixer = m; s->head_ref.head = h;
     } else if (is_flag(a, "--zoom")) {
         v = flag_value("--zoom", argc, argv, i);
-        int t0, t1, s0, s1;
-        char tail;
-        if (!v || sscanf(v, "%d:%d,%d:%d%c", &t0, &t1, &s0, &s1, &tail) != 4 || t0 < 0 || s0 < 0 ||
-            t1 <= t0 || s1 <= s0)
-            BAD("--zoom: needs t0:t1,s0:s1 with t0 < t1 and s0 < s1");
-        s->zoom_t0 = t0; s->zoom_t1 = t1; s->zoom_s0 = s0; s->zoom_s1 = s1;
+        if (parse_zoom(s, v)) BAD("--zoom: needs t0:t1,s0:s1 with t0 < t1 and s0 < s1");
     } else if (is_flag(a, "--bins")) {
         v = flag_value("--bins", argc, argv, i);
         if ((x = hs_parse_count(v)) < 2 || x > 1024) BAD("--bins: needs 2..1024");
@@ -162,7 +122,8 @@ int hs_settings_parse_arg(hs_settings *s, int argc, char **argv, int *i, char *e
     } else if (is_flag(a, "--tasks")) {
         if (!(v = flag_value("--tasks", argc, argv, i))) BAD("--tasks: needs a list like sk1,sk2");
         char buf[128];
-        snprintf(buf, sizeof buf, "%s", v);
+        if (strlen(v) >= sizeof buf) BAD("--tasks: needs a list like sk1,sk2");
+        strcpy(buf, v);
         s->n_sweep_tasks = 0;
         for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             int t = parse_task(tok);
@@ -173,11 +134,15 @@ int hs_settings_parse_arg(hs_settings *s, int argc, char **argv, int *i, char *e
         if (!s->n_sweep_tasks) BAD("--tasks: empty list");
     } else if (is_flag(a, "--lengths")) {
         if (!(v = flag_value("--lengths", argc, argv, i))) BAD("--lengths: needs a list like 1k,2k");
-        return parse_list_counts(s->sweep_lengths, HS_CTL_MAX_SWEEP, &s->n_sweep_lengths, v,
-                                 "--lengths", err, errlen);
+        int n = hs_value_counts(s->sweep_lengths, HS_CTL_MAX_SWEEP, v, HS_CTL_MIN_LENGTH, 1000000000,
+                                "--lengths", err, errlen);
+        if (n < 0) return -1;
+        s->n_sweep_lengths = n;
     } else if (is_flag(a, "--depths")) {
         if (!(v = flag_value("--depths", argc, argv, i))) BAD("--depths: needs FROM:TO:STEP or a list");
-        return parse_depths(s, v, err, errlen);
+        int n = hs_value_depths(s->sweep_depths, HS_CTL_MAX_SWEEP, v, "--depths", err, errlen);
+        if (n < 0) return -1;
+        s->n_sweep_depths = n;
     } else if (is_flag(a, "--samples")) {
         v = flag_value("--samples", argc, argv, i);
         if ((x = hs_parse_count(v)) < 1 || x > 10000) BAD("--samples: needs 1..10000");

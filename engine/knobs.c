@@ -1,6 +1,7 @@
 /* Inference-time knobs (model-spec section 6): resolution against a config, validation,
  * the one CLI parser every subcommand uses, and a one-line description. */
 #include "knobs.h"
+#include "flag_values.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -197,20 +198,12 @@ static int parse_ablate(hs_knobs *k, const char *list, char *err, size_t errlen)
         }
         memcpy(item, p, n);
         item[n] = 0;
-        /* exactly three dot-separated non-negative integers */
-        int v[3], got = 0;
-        for (char *s = item; got < 4; got++) {
-            char *dot = strchr(s, '.');
-            if (dot) *dot = 0;
-            if (got == 3 || !all_digits(s) || strlen(s) > 6) { got = -1; break; }
-            v[got] = atoi(s);
-            if (!dot) { got++; break; }
-            s = dot + 1;
-        }
-        if (got != 3) {
+        hs_head_ref h;
+        if (hs_value_head(&h, item)) {
             snprintf(err, errlen, "--ablate: bad entry '%.*s' (expected L.M.H, e.g. 3.0.1)", (int)n, p);
             return -1;
         }
+        const int v[3] = { h.layer, h.mixer, h.head };
         if (!hs_knobs_is_ablated(k, v[0], v[1], v[2])) {
             if (k->n_ablate >= HS_MAX_ABLATE) {
                 snprintf(err, errlen, "--ablate: at most %d heads", HS_MAX_ABLATE);

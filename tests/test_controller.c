@@ -437,7 +437,10 @@ TEST(controller_settings_args) {
     CHECK(s.zoom_t0 == 10 && s.zoom_t1 == 20 && s.zoom_s1 == 5, "zoom");
     const char *bad[][2] = { { "--length", "100" }, { "--depth", "101" }, { "--head", "1.2" },
                              { "--lengths", "1k,x" }, { "--device", "tpu" }, { "--task", "sk4" },
-                             { "--zoom", "5:1,0:2" } };
+                             { "--zoom", "5:1,0:2" }, { "--depths", "0:nan:5" }, { "--depths", "nan" },
+                             { "--depths", "0,inf" }, { "--zoom", "0:99999999999,0:5" },
+                             { "--head", "99999999999.0.0" }, { "--lengths", "1k,2k," }, { "--length", "nan" },
+                             { "--ablate", "1.0.-1" } };
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
         char *av[] = { "x", (char *)bad[b][0], (char *)bad[b][1] };
         int j = 1;

@@ -50,6 +50,12 @@ expect2 "--lengths" niah nosuchmodel --lengths 1q
 expect2 "too small" niah "$T/m" --lengths 300
 expect2 "--depths" niah "$T/m" --depths 0:100:0
 expect2 "--depths" niah "$T/m" --depths 10:5:1
+expect2 "--depths" niah "$T/m" --depths 0:nan:5
+expect2 "--depths" niah "$T/m" --depths 0,inf
+expect2 "empty entry" niah "$T/m" --lengths 400,,520
+expect2 "--lengths" niah "$T/m" --lengths 1e3
+expect2 "--depth" niah --show --task sk1 --length 1000 --depth nan
+expect2 "--head" map "$T/m" --task sk1 --length 300 --head 99999999999.0.0 --out "$T/m.npy"
 expect2 "--buckets" ppl "$T/m" --buckets cubic
 printf 'short' > "$T/short.txt"
 expect2 "fewer than" ppl "$T/m" --file "$T/short.txt" --length 64

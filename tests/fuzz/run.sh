@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Fuzzes the safetensors header parser, the config.json parser, the .npy reader and the gui's
-# script parser with libFuzzer (clang -fsanitize=fuzzer,address,undefined), SECONDS in total,
-# a quarter per target.
+# Fuzzes the safetensors header parser, the config.json parser, the .npy reader, the gui's
+# script parser and the command-line value parsers with libFuzzer (clang
+# -fsanitize=fuzzer,address,undefined), SECONDS in total, a fifth per target.
 # Usage: tests/fuzz/run.sh SECONDS     (make fuzz FUZZ_SECONDS=600)
 # Builds into build-fuzz/, seeds each corpus with generated valid files, keeps the corpus
 # between runs (build-fuzz/corpus-*), and prints each target's execution count.
 set -eu
 cd "$(dirname "$0")/../.."
 SECONDS_TOTAL=${1:-60}
-HALF=$(( SECONDS_TOTAL / 4 ))
+HALF=$(( SECONDS_TOTAL / 5 ))
 [ "$HALF" -ge 1 ] || HALF=1
 CLANG=${CLANG:-clang}
 command -v "$CLANG" >/dev/null || { echo "fuzz: clang not found (apt-get install clang libclang-rt-14-dev)"; exit 2; }
@@ -21,9 +21,11 @@ $CLANG $CFLAGS $SAN -o $OUT/fuzz_safetensors tests/fuzz/fuzz_safetensors.c engin
 $CLANG $CFLAGS $SAN -o $OUT/fuzz_config tests/fuzz/fuzz_config.c engine/config.c engine/config_fla.c engine/model.c engine/safetensors.c $LIBS
 $CLANG $CFLAGS $SAN -o $OUT/fuzz_npy tests/fuzz/fuzz_npy.c engine/npy.c $LIBS
 $CLANG $CFLAGS $SAN -Iapp -o $OUT/fuzz_script tests/fuzz/fuzz_script.c app/script.c $LIBS
+$CLANG $CFLAGS $SAN -Iapp -Ikernels -o $OUT/fuzz_args tests/fuzz/fuzz_args.c app/session_args.c engine/knobs.c \
+    engine/flag_values.c engine/backend.c $LIBS -ldl
 
 # Seeds: small valid safetensors files and valid configs of every mixer type and layout.
-mkdir -p $OUT/corpus-safetensors $OUT/corpus-config $OUT/corpus-npy $OUT/corpus-script
+mkdir -p $OUT/corpus-safetensors $OUT/corpus-config $OUT/corpus-npy $OUT/corpus-script $OUT/corpus-args
 python3 - "$OUT" <<'PY'
 import json, struct, sys, os
 out = sys.argv[1]
@@ -90,11 +92,24 @@ scripts = {
   "mouse": "click 10 20\nmove 5.5 6\nwheel 100 100 -2\ndrag 1 2 3 4\nsleep 50\nresize 800 600\n",
 }
 for k, v in scripts.items(): open(os.path.join(out, "corpus-script", k), "w").write(v)
+args = {
+  "counts": "1k,2k,4096,1.5k\n--lengths\n1k,2k\n--length=4k",
+  "depths": "0:100:25\n--depths=0,12.5,100\n--depth\n50",
+  "head": "3.0.1\n--head\n3.0.1\n--zoom\n0:4k,0:2k\n--ablate=1.0.2,3.0.1",
+  "knobs": "--swla\n--swla-window\n64\n--log-scale\n--rope-window\n--swa-window=9\n--swla=overlap\n--swla-stride\n16",
+  "misc": "--task=sk2\n--tasks\nsk1,sk3\n--bins\n64\n--head-bins=512\n--samples\n3\n--ppl-length\n4k\n--theme\ndark\n--log-color\n--device\ncpu\n--seed\n7\n--topk\n16",
+}
+for k, v in args.items(): open(os.path.join(out, "corpus-args", k), "w").write(v)
 open(os.path.join(out, "npy.dict"), "w").write("\n".join('"%s"' % w for w in
     ["\\x93NUMPY", "descr", "fortran_order", "shape", "<f4", "<i4", "<i8", "False", "True", "(", ")", ",", "'"]) + "\n")
 open(os.path.join(out, "script.dict"), "w").write("\n".join('"%s"' % w for w in
     ["key", "keys", "click", "move", "wheel", "drag", "wait", "sleep", "screenshot", "resize", "quit",
      "tab", "btab", "enter", "esc", "f1", "space", "inf", "nan", "1e300", "-"]) + "\n")
+open(os.path.join(out, "args.dict"), "w").write("\n".join('"%s"' % w for w in
+    ["--length", "--lengths", "--depth", "--depths", "--head", "--zoom", "--ablate", "--swla", "--swla-window",
+     "--swla-stride", "--swa-window", "--rope-window", "--log-scale", "--tasks", "--task", "--bins",
+     "--head-bins", "--samples", "--ppl-length", "--seed", "--topk", "--theme", "--device", "=", ":", ",",
+     ".", "k", "M", "g", "\\x0a", "nan", "inf", "exact", "overlap", "sk1"]) + "\n")
 open(os.path.join(out, "safetensors.dict"), "w").write("\n".join('"%s"' % w for w in
     ["dtype", "shape", "data_offsets", "F32", "BF16", "F16", "__metadata__", "{", "}", "[", "]", ":", ","]) + "\n")
 open(os.path.join(out, "config.dict"), "w").write("\n".join('"%s"' % w for w in
@@ -108,7 +123,7 @@ open(os.path.join(out, "config.dict"), "w").write("\n".join('"%s"' % w for w in
 PY
 
 status=0
-for t in safetensors config npy script; do
+for t in safetensors config npy script args; do
     echo "fuzz: $t for ${HALF}s"
     log=$OUT/fuzz_$t.log
     # -close_fd_mask=2 hides the parsers' warnings; libFuzzer still prints its own reports.
