@@ -1,6 +1,7 @@
 /* Model shapes from presets and flags: layer-wise (LH) and head-wise (HH) hybrids at a
  * given efficient:NoPE ratio. */
 #include "presets.h"
+#include "flag_values.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -59,13 +60,8 @@ static int errf(char *err, size_t errlen, const char *fmt, const char *flag, con
 
 /* Positive integer with an optional binary suffix: 1k = 1024, 64K = 65536, 2m = 2097152. */
 static int parse_pos(const char *s, int *out) {
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || errno) return -1;
-    if (*end == 'k' || *end == 'K') { v *= 1024; end++; }
-    else if (*end == 'm' || *end == 'M') { v *= 1024 * 1024; end++; }
-    if (*end || v <= 0 || v > INT_MAX) return -1;
+    long long v = hs_value_count(s);
+    if (v <= 0 || v > INT_MAX) return -1;
     *out = (int)v;
     return 0;
 }
@@ -116,12 +112,19 @@ int hs_preset_parse_arg(hs_preset_args *a, int argc, char **argv, int *i, char *
         else if (!strcmp(val, "HH") || !strcmp(val, "hh")) a->layout_hh = 1;
         else return errf(err, errlen, "%s: '%s' is not LH or HH", flag, val);
     } else if (!strcmp(flag, "--ratio")) {
-        int x, y, n = 0;
-        if (sscanf(val, "%d:%d%n", &x, &y, &n) != 2 || val[n] || x < 0 || y < 0 || x + y == 0 ||
-            x > 1000 || y > 1000)
+        const char *colon = strchr(val, ':');
+        char left[16];
+        long long x = -1, y = -1;
+        if (colon && (size_t)(colon - val) < sizeof left) {
+            memcpy(left, val, (size_t)(colon - val));
+            left[colon - val] = 0;
+            x = hs_value_count(left);
+            y = hs_value_count(colon + 1);
+        }
+        if (x < 0 || y < 0 || x + y == 0 || x > 1000 || y > 1000)
             return errf(err, errlen, "%s: '%s' is not A:B with A, B >= 0 (e.g. 3:1, 1:0)", flag, val);
-        a->ratio_a = x;
-        a->ratio_b = y;
+        a->ratio_a = (int)x;
+        a->ratio_b = (int)y;
     } else if (!strcmp(flag, "--dtype")) {
         if (!strcmp(val, "bf16")) a->bf16 = 1;
         else if (!strcmp(val, "f32")) a->bf16 = 0;

@@ -376,6 +376,13 @@ TEST(preset_bad_flags_named) {
     hs_config c;
     char err[HS_ERR_LEN];
     CHECK(build(&c, "--ratio 3-1", err) == -1 && strstr(err, "--ratio"), "%.400s", err);
+    /* values that overflowed strtoll * 1024 and sscanf's %d before the shared count grammar */
+    CHECK(build(&c, "--ratio 99999999999:1", err) == -1 && strstr(err, "--ratio"), "%.400s", err);
+    CHECK(build(&c, "--ratio 3:-1", err) == -1 && strstr(err, "--ratio"), "%.400s", err);
+    CHECK(build(&c, "--ratio 3:1x", err) == -1 && strstr(err, "--ratio"), "%.400s", err);
+    CHECK(build(&c, "--hidden 99999999999999999m", err) == -1 && strstr(err, "--hidden"), "%.400s", err);
+    CHECK(build(&c, "--ffn 9007199254740993k", err) == -1 && strstr(err, "--ffn"), "%.400s", err);
+    CHECK(build(&c, "--hidden -64", err) == -1 && strstr(err, "--hidden"), "%.400s", err);
     CHECK(build(&c, "--efficient lstm", err) == -1 && strstr(err, "--efficient") && strstr(err, "lstm"), "%.400s", err);
     CHECK(build(&c, "--layout XY", err) == -1 && strstr(err, "--layout"), "%.400s", err);
     CHECK(build(&c, "--hidden 0", err) == -1 && strstr(err, "--hidden"), "%.400s", err);

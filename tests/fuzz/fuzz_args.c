@@ -1,6 +1,7 @@
 /* libFuzzer entry point for the command-line value parsers: the input's lines become argv for
  * the explorer's settings parser (hs_settings_parse_arg, which takes the knob flags first), and
- * the first line is also given to each shared grammar of flag_values.h directly. Whatever is
+ * the first line is also given to each shared grammar of flag_values.h directly; the same argv
+ * goes to `init`'s model flags (hs_preset_parse_arg, then hs_preset_build). Whatever is
  * accepted must be in range (lengths, depths, windows, head references, zoom), a rejection must
  * leave a one-line message, and the knob summary must stay terminated in any buffer size. */
 #include <math.h>
@@ -11,6 +12,7 @@
 
 #include "app/controller.h"
 #include "engine/flag_values.h"
+#include "engine/presets.h"
 
 #define MAX_ARGS 24
 
@@ -107,6 +109,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (r < 0) break;
         if (i < before || i >= argc) __builtin_trap();
         check_settings(&s);
+    }
+    /* init's model flags: a built config passed the checkpoint validation, so it is sane */
+    hs_preset_args pa;
+    hs_preset_args_init(&pa);
+    int ok = 1;
+    for (int i = 0; i < argc && ok; i++) {
+        int before = i;
+        err[0] = 0;
+        int r = hs_preset_parse_arg(&pa, argc, argv, &i, err, sizeof err);
+        check_message(r, err);
+        if (r <= 0) ok = 0;
+        else if (i < before || i >= argc) __builtin_trap();
+    }
+    if (ok) {
+        static hs_config c;
+        err[0] = 0;
+        int r = hs_preset_build(&c, &pa, err, sizeof err);
+        check_message(r, err);
+        if (r == 0 && (c.num_layers < 1 || c.num_layers > HS_MAX_LAYERS || c.hidden_size < 1 || c.vocab_size < 258))
+            __builtin_trap();
     }
     free(buf);
     return 0;

@@ -22,7 +22,8 @@ $CLANG $CFLAGS $SAN -o $OUT/fuzz_config tests/fuzz/fuzz_config.c engine/config.c
 $CLANG $CFLAGS $SAN -o $OUT/fuzz_npy tests/fuzz/fuzz_npy.c engine/npy.c $LIBS
 $CLANG $CFLAGS $SAN -Iapp -o $OUT/fuzz_script tests/fuzz/fuzz_script.c app/script.c $LIBS
 $CLANG $CFLAGS $SAN -Iapp -Ikernels -o $OUT/fuzz_args tests/fuzz/fuzz_args.c app/session_args.c engine/knobs.c \
-    engine/flag_values.c engine/backend.c $LIBS -ldl
+    engine/flag_values.c engine/backend.c engine/presets.c engine/config.c engine/config_fla.c engine/model.c \
+    engine/safetensors.c $LIBS -ldl
 
 # Seeds: small valid safetensors files and valid configs of every mixer type and layout.
 mkdir -p $OUT/corpus-safetensors $OUT/corpus-config $OUT/corpus-npy $OUT/corpus-script $OUT/corpus-args
@@ -97,6 +98,7 @@ args = {
   "depths": "0:100:25\n--depths=0,12.5,100\n--depth\n50",
   "head": "3.0.1\n--head\n3.0.1\n--zoom\n0:4k,0:2k\n--ablate=1.0.2,3.0.1",
   "knobs": "--swla\n--swla-window\n64\n--log-scale\n--rope-window\n--swa-window=9\n--swla=overlap\n--swla-stride\n16",
+  "init": "--preset\ntiny\n--efficient=gdn\n--layout\nHH\n--ratio\n1:1\n--heads\n4\n--hidden=1k\n--layers\n8\n--rope-theta\n500\n--seed\n3\n--dtype\nf32\n--short-conv",
   "misc": "--task=sk2\n--tasks\nsk1,sk3\n--bins\n64\n--head-bins=512\n--samples\n3\n--ppl-length\n4k\n--theme\ndark\n--log-color\n--device\ncpu\n--seed\n7\n--topk\n16",
 }
 for k, v in args.items(): open(os.path.join(out, "corpus-args", k), "w").write(v)
@@ -109,6 +111,8 @@ open(os.path.join(out, "args.dict"), "w").write("\n".join('"%s"' % w for w in
     ["--length", "--lengths", "--depth", "--depths", "--head", "--zoom", "--ablate", "--swla", "--swla-window",
      "--swla-stride", "--swa-window", "--rope-window", "--log-scale", "--tasks", "--task", "--bins",
      "--head-bins", "--samples", "--ppl-length", "--seed", "--topk", "--theme", "--device", "=", ":", ",",
+     "--preset", "--efficient", "--layout", "--ratio", "--hidden", "--layers", "--heads", "--kv-heads",
+     "--head-dim", "--ffn", "--vocab", "--window", "--train-context", "--rope-theta", "--dtype", "HH", "tiny",
      ".", "k", "M", "g", "\\x0a", "nan", "inf", "exact", "overlap", "sk1"]) + "\n")
 open(os.path.join(out, "safetensors.dict"), "w").write("\n".join('"%s"' % w for w in
     ["dtype", "shape", "data_offsets", "F32", "BF16", "F16", "__metadata__", "{", "}", "[", "]", ":", ","]) + "\n")
