@@ -61,13 +61,21 @@ int hs_value_head(hs_head_ref *out, const char *s) {
     return 0;
 }
 
-/* Copies the list entry [p, end) into buf; -1 if it is empty or does not fit. */
+/* Copies the list entry [p, end) into buf without the spaces around it ("0, 50" is a list a
+ * shell user types); -1 if it is empty or does not fit. */
 static int entry(char *buf, size_t n, const char *p, const char *end) {
+    while (p < end && (*p == ' ' || *p == '\t')) p++;
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t')) end--;
     size_t len = (size_t)(end - p);
     if (!len || len >= n) return -1;
     memcpy(buf, p, len);
     buf[len] = 0;
     return 0;
+}
+
+static int blank(const char *p, const char *end) {
+    for (; p < end; p++) if (*p != ' ' && *p != '\t') return 0;
+    return 1;
 }
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
@@ -79,7 +87,7 @@ int hs_value_counts(int *out, int cap, const char *s, long long lo, long long hi
     for (const char *p = s;;) {
         const char *end = strchr(p, ',');
         if (!end) end = p + strlen(p);
-        if (end == p) FAIL("%s: empty entry in '%.40s'", flag, s);
+        if (blank(p, end)) FAIL("%s: empty entry in '%.40s'", flag, s);
         char buf[32];
         long long v = entry(buf, sizeof buf, p, end) ? -1 : hs_value_count(buf);
         if (v < lo || v > hi)
@@ -145,7 +153,7 @@ int hs_value_depths(double *out, int cap, const char *s, const char *flag, char 
     for (const char *p = s;;) {
         const char *end = strchr(p, ',');
         if (!end) end = p + strlen(p);
-        if (end == p) FAIL("%s: empty entry in '%.40s'", flag, s);
+        if (blank(p, end)) FAIL("%s: empty entry in '%.40s'", flag, s);
         double v = entry(buf, sizeof buf, p, end) ? -1 : hs_value_percent(buf);
         if (v < 0)
             FAIL("%s: '%.*s' is not a percentage in [0, 100]", flag, (int)(end - p > 40 ? 40 : end - p), p);

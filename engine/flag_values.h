@@ -25,7 +25,8 @@ long long hs_value_count(const char *s);
 int hs_value_head(hs_head_ref *out, const char *s);
 
 /* A comma-separated list of counts (hs_value_count) each within [lo, hi] (hi <= INT_MAX), at most cap of
- * them after dropping repeats (the first occurrence keeps its place). Returns how many (>= 1),
+ * them after dropping repeats (the first occurrence keeps its place); spaces around an entry
+ * are allowed, an empty entry is not. Returns how many (>= 1),
  * or -1 with a one-line message naming flag in err. */
 int hs_value_counts(int *out, int cap, const char *s, long long lo, long long hi, const char *flag,
                     char *err, size_t errlen);

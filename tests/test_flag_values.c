@@ -81,7 +81,7 @@ TEST(flag_values_lists) {
     char err[200];
     CHECK(hs_value_counts(c, 4, "1k,2k,1024,4096", 2, 1 << 24, "--lengths", err, sizeof err) == 3 &&
           c[0] == 1024 && c[1] == 2048 && c[2] == 4096, "repeats dropped, order kept");
-    static const char *const bad[] = { "", "1k,", ",1k", "1k,,2k", "1", "1k,nan", "1k,32M", "1k,2k,3k,4k,5k",
+    static const char *const bad[] = { "", "1k,", ",1k", "1k,,2k", "1k, ,2k", "1 k", "1", "1k,nan", "1k,32M", "1k,2k,3k,4k,5k",
                                        "000000000000000000000000000000001k" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = 0;
@@ -95,6 +95,10 @@ TEST(flag_values_lists) {
     CHECK(hs_value_depths(d, 12, "0:1:0.1", "--depths", err, sizeof err) == 11 && d[10] == 1, "rounding lands on 1");
     CHECK(hs_value_depths(d, 12, "50,0,50,12.5", "--depths", err, sizeof err) == 3 && d[0] == 50 && d[2] == 12.5,
           "list with a repeat");
+    CHECK(hs_value_depths(d, 12, "0, 50 ,\t100", "--depths", err, sizeof err) == 3 && d[1] == 50 && d[2] == 100,
+          "spaces around entries");
+    CHECK(hs_value_counts(c, 4, " 1k , 2k", 2, 1 << 24, "--lengths", err, sizeof err) == 2 && c[1] == 2048,
+          "spaces around counts");
     static const char *const badd[] = { "", "0:nan:5", "nan", "0:100:0", "10:5:1", "0:100", "0:100:25:5",
                                         "0:100:25,50", "0,101", "0,,5", "inf", "0:100:1", "-5", "5,",
                                         "0:100:0.0000001" };
