@@ -68,23 +68,10 @@ static void parse_bins(hs_map_opts *o, const char *s) {
 }
 
 static void parse_zoom(hs_map_opts *o, const char *s) {
-    long long v[4];
-    char buf[128];
-    if (strlen(s) >= sizeof buf) hs_cli_die(CMD, "--zoom: too long");
-    strcpy(buf, s);
-    char *p = buf;
-    for (int i = 0; i < 4; i++) {
-        char *sep = strpbrk(p, i == 1 ? "," : ":");
-        if (i < 3) {
-            if (!sep) hs_cli_die(CMD, "--zoom: expected t0:t1,s0:s1, got '%s'", s);
-            *sep = 0;
-        }
-        if (hs_cli_parse_int(p, &v[i]) || v[i] < 0 || v[i] > INT_MAX)
-            hs_cli_die(CMD, "--zoom: expected t0:t1,s0:s1 with non-negative integers, got '%s'", s);
-        if (i < 3) p = sep + 1;
-    }
-    if (v[0] >= v[1] || v[2] >= v[3]) hs_cli_die(CMD, "--zoom: need t0 < t1 and s0 < s1, got '%s'", s);
-    o->t0 = (int)v[0]; o->t1 = (int)v[1]; o->s0 = (int)v[2]; o->s1 = (int)v[3];
+    int z[4];
+    if (hs_value_zoom(z, s))
+        hs_cli_die(CMD, "--zoom: expected t0:t1,s0:s1 with t0 < t1 and s0 < s1 (counts), got '%s'", s);
+    o->t0 = z[0]; o->t1 = z[1]; o->s0 = z[2]; o->s1 = z[3];
 }
 
 static int cmd_map(int argc, char **argv) {

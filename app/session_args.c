@@ -55,21 +55,6 @@ static int is_flag(const char *a, const char *flag) {
 
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
 
-/* "t0:t1,s0:s1" with counts (4k allowed), t0 < t1 and s0 < s1. */
-static int parse_zoom(hs_settings *s, const char *v) {
-    char buf[96];
-    if (!v || strlen(v) >= sizeof buf) return -1;
-    strcpy(buf, v);
-    char *comma = strchr(buf, ','), *c1 = strchr(buf, ':'), *c2 = comma ? strchr(comma, ':') : NULL;
-    if (!comma || !c1 || c1 > comma || !c2) return -1;
-    *comma = *c1 = *c2 = 0;
-    long t0 = hs_parse_count(buf), t1 = hs_parse_count(c1 + 1), s0 = hs_parse_count(comma + 1),
-         s1 = hs_parse_count(c2 + 1);
-    if (t0 < 0 || t1 <= t0 || s0 < 0 || s1 <= s0) return -1;
-    s->zoom_t0 = (int)t0; s->zoom_t1 = (int)t1; s->zoom_s0 = (int)s0; s->zoom_s1 = (int)s1;
-    return 0;
-}
-
 int hs_settings_parse_arg(hs_settings *s, int argc, char **argv, int *i, char *err, size_t errlen) {
     int j = *i;
     int r = hs_knobs_parse_arg(&s->knobs, argc, argv, &j, err, errlen);
@@ -110,7 +95,9 @@ int hs_settings_parse_arg(hs_settings *s, int argc, char **argv, int *i, char *e
         s->head_given = 1;
     } else if (is_flag(a, "--zoom")) {
         v = flag_value("--zoom", argc, argv, i);
-        if (parse_zoom(s, v)) BAD("--zoom: needs t0:t1,s0:s1 with t0 < t1 and s0 < s1");
+        int z[4];
+        if (hs_value_zoom(z, v)) BAD("--zoom: needs t0:t1,s0:s1 with t0 < t1 and s0 < s1");
+        s->zoom_t0 = z[0]; s->zoom_t1 = z[1]; s->zoom_s0 = z[2]; s->zoom_s1 = z[3];
     } else if (is_flag(a, "--bins")) {
         v = flag_value("--bins", argc, argv, i);
         if ((x = hs_parse_count(v)) < 2 || x > 1024) BAD("--bins: needs 2..1024");

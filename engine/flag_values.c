@@ -3,6 +3,7 @@
  * overflows silently, all of which reached the engine through one flag or another. */
 #include "flag_values.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,6 +59,25 @@ int hs_value_head(hs_head_ref *out, const char *s) {
         if (k < 2) p++;
     }
     out->layer = v[0]; out->mixer = v[1]; out->head = v[2];
+    return 0;
+}
+
+int hs_value_zoom(int out[4], const char *s) {
+    if (!s) return -1;
+    static const char sep[4] = { ':', ',', ':', 0 };
+    long long v[4];
+    for (int i = 0; i < 4; i++) {
+        const char *end = i < 3 ? strchr(s, sep[i]) : s + strlen(s);
+        char buf[32];
+        size_t len = end ? (size_t)(end - s) : sizeof buf;
+        if (len >= sizeof buf) return -1;
+        memcpy(buf, s, len);
+        buf[len] = 0;
+        if ((v[i] = hs_value_count(buf)) < 0 || v[i] > INT_MAX) return -1;
+        s = end + (i < 3);
+    }
+    if (v[0] >= v[1] || v[2] >= v[3]) return -1;
+    for (int i = 0; i < 4; i++) out[i] = (int)v[i];
     return 0;
 }
 

@@ -24,6 +24,10 @@ long long hs_value_count(const char *s);
  * else. Returns 0, or -1 (out untouched). */
 int hs_value_head(hs_head_ref *out, const char *s);
 
+/* A window "t0:t1,s0:s1" of counts (hs_value_count, each at most INT_MAX) with t0 < t1 and
+ * s0 < s1. Returns 0 with out = {t0, t1, s0, s1}, or -1 (out untouched). */
+int hs_value_zoom(int out[4], const char *s);
+
 /* A comma-separated list of counts (hs_value_count) each within [lo, hi] (hi <= INT_MAX), at most cap of
  * them after dropping repeats (the first occurrence keeps its place); spaces around an entry
  * are allowed, an empty entry is not. Returns how many (>= 1),

@@ -76,6 +76,17 @@ TEST(flag_values_head_and_percent) {
         CHECK(hs_value_percent(badp[i]) == -1, "'%s' was accepted as a percentage", badp[i]);
 }
 
+TEST(flag_values_zoom) {
+    int z[4] = { -1, -1, -1, -1 };
+    CHECK(hs_value_zoom(z, "10:20,0:4k") == 0 && z[0] == 10 && z[1] == 20 && z[2] == 0 && z[3] == 4096, "10:20,0:4k");
+    static const char *const bad[] = { "", "0:2,0", "0:2", "5:1,0:2", "0:2,3:3", "0:2,0:3:4", "0,2:0:3", "-1:2,0:3",
+                                       "0:99999999999,0:5", "0:2g,0:5", "0:2, 0:5", "0:nan,0:5", "0:2,0:5x" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        z[0] = -7;
+        CHECK(hs_value_zoom(z, bad[i]) == -1 && z[0] == -7, "'%s' was accepted", bad[i]);
+    }
+}
+
 TEST(flag_values_lists) {
     int c[4];
     char err[200];

@@ -79,6 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (h.layer < 0 || h.mixer < 0 || h.head < 0 || h.layer > HS_VALUE_HEAD_MAX ||
             h.mixer > HS_VALUE_HEAD_MAX || h.head > HS_VALUE_HEAD_MAX) __builtin_trap();
     } else if (h.layer != -7) __builtin_trap();
+    int z[4];
+    if (hs_value_zoom(z, argv[0]) == 0 && (z[0] < 0 || z[1] <= z[0] || z[2] < 0 || z[3] <= z[2])) __builtin_trap();
     int counts[8];
     err[0] = 0;
     int n = hs_value_counts(counts, 8, argv[0], 3, 1 << 20, "--x", err, sizeof err);
