@@ -98,7 +98,7 @@ if [ ${#sched[@]} -gt 0 ]; then
   [ "$g" -ge 0 ] 2>/dev/null || { echo "device_train.sh: FROM_STEP=$g: a step number or warm" >&2; exit 2; }
   [ -z "${UNTIL_STEP:-}" ] || [ "$UNTIL_STEP" -gt 0 ] 2>/dev/null || { echo "device_train.sh: UNTIL_STEP=$UNTIL_STEP: a step number" >&2; exit 2; }
   warm=-1; [ "${RESUME:-0}" = 1 ] && warm=$g
-  p=0; rc=0
+  p=0; rc=0; oos=
   while :; do
     # the phase that holds global step g, and g's step within it
     i=0; base=0
@@ -127,13 +127,24 @@ if [ ${#sched[@]} -gt 0 ]; then
     bash "$R/train_family.sh" assets $W "$left" --compile-cache $HS_COMPILE_DIR "${ARGS_SAVED[@]}" "${ph[@]}" || rc=$?
     for n in $names; do [ -f $W/$n.stdout ] && mv $W/$n.stdout $W/$n.stdout.p$p; done
     [ $rc = 0 ] || { echo "part $p: train_family.sh failed (exit $rc); stopping at step $g"; break; }
-    first=${names%% *}
-    made=$(sed -n 's/.*done: \([0-9]*\) steps.*/\1/p' $W/$first.stdout.p$p | tail -1)
+    # every member's count: one that stopped short (call 43: gdn-nope-lh 139 steps behind the
+    # agreed count at its deadline) cannot be continued with the others from one step
+    made=; each=
+    for n in $names; do
+      m=$(sed -n 's/.*done: \([0-9]*\) steps.*/\1/p' $W/$n.stdout.p$p 2>/dev/null | tail -1)
+      each="$each $n=${m:-none}"
+      if [ -z "$m" ] || [ "$made" = none ]; then made=none
+      elif [ -z "$made" ] || [ "$m" = "$made" ]; then made=$m
+      else made=mixed; fi
+    done
+    [ "$made" = none ] && made=
+    [ "$made" = mixed ] && { echo "part $p: members out of step (made:$each); stopping: stage each from its own global step ($g + made) in a call of its own"; oos=1; break; }
     [ -n "$made" ] && [ "$made" -gt 0 ] || { echo "part $p: no steps made; stopping at step $g"; break; }
     g=$((g + made)); warm=$g; INIT_DIR=$W
     echo "part $p: $made steps, $(( $(date +%s) - t0 )) s; $(grep -h 'done:' $W/*.stdout.p$p 2>/dev/null | sed 's/.*\[\([^ ]*\) .*NIAH at L0 {.sk1.: \([0-9.]*\).*/\1 sk1 \2/' | tr '\n' ' ')"
   done
-  echo $g > $W/next_step
+  # no FROM_STEP=warm after members fell out of step: the next call stages them one by one
+  if [ -n "${oos:-}" ]; then rm -f $W/next_step; else echo $g > $W/next_step; fi
   phases=$p
 else
 phases=${PHASES:-1}

@@ -361,6 +361,20 @@ def main():
                 return [f for f in files if f.endswith(suffix)]
             time.sleep(0.2)
 
+    def measure_overhead():
+        """Seconds a step of the quick evals and checkpoints adds, from one of each timed now
+        (members still compiling may slow them: an overestimate only shortens the part)."""
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        t = time.time()
+        if a.eval_every:
+            niah_eval(model, assets, cfg["train_context"], dev, 10, (data.SK1,))
+        t_eval = time.time() - t
+        t = time.time()
+        save_ckpt(step)
+        t_ckpt = time.time() - t
+        return (t_eval / a.eval_every if a.eval_every else 0.0) + t_ckpt / a.ckpt_every
+
     def family_ready():
         """Barrier before the timing probe: members start seconds apart (imports, model build,
         graph capture), and a probe taken while some are not yet stepping measured a third of
@@ -378,23 +392,27 @@ def main():
         the slowest member, the last arrival time and the shared deadline."""
         os.makedirs(a.sync_dir, exist_ok=True)
         with open(os.path.join(a.sync_dir, a.name + ".tmp"), "w") as f:
-            f.write(f"{step_time} {time.time()}\n")
+            f.write(f"{step_time} {time.time()} {overhead}\n")
         os.replace(os.path.join(a.sync_dir, a.name + ".tmp"), os.path.join(a.sync_dir, a.name + ".txt"))
         names = wait_for_family(".txt", 60)
         rows = []
         for n in sorted(names):
             with open(os.path.join(a.sync_dir, n)) as f:
                 rows.append([float(x) for x in f.read().split()])
-        slowest = max(r[0] for r in rows)
+        # a member's pace is its step plus its share of the quick evals and checkpoints (call 43:
+        # gdn-nope-lh stepped at 0.045 s but made 0.060 s a step with them and stopped 139 steps
+        # short of the agreed count, out of step with the family for the next call)
+        slowest = max(r[0] + (r[2] if len(r) > 2 else 0.0) for r in rows)
         last = max(r[1] for r in rows)
         # --steps caps what the deadline allows: a phase of a fixed length (members trained in
         # separate calls take the same steps; train_family.sh's own --steps is 1000000)
         own = a.pace == "own"
-        n = a.probe_steps + int((a.deadline - a.reserve - last) / ((step_time if own else slowest) * 1.15))
+        n = a.probe_steps + int((a.deadline - a.reserve - last) /
+                                ((step_time + overhead if own else slowest) * 1.15))
         cap = f" (capped by --steps {a.steps}; the deadline allowed {n})" if n > a.steps else ""
         n = max(min(n, a.steps), a.probe_steps)
         if own:
-            say(f"family timing: {len(rows)} members, own step {step_time:.3f}s (slowest {slowest:.3f}s) "
+            say(f"family timing: {len(rows)} members, own step {step_time + overhead:.3f}s (slowest {slowest:.3f}s) "
                 f"-> {n} steps (own pace){cap}")
         else:
             say(f"family timing: {len(rows)} members, slowest step {slowest:.3f}s -> {n} steps{cap}")
@@ -493,10 +511,12 @@ def main():
                 say(f"--compile {a.compile} dropped")
     nxt = batch(step)
     t_probe = None
+    overhead = 0.0
     while step < a.steps:
         if cache_file and step == 10 + (3 if graph is not None else 0):
             say(f"compile cache: {save_compile_cache(cache_file)}")
         if a.deadline and step == 10 + (3 if graph is not None else 0):
+            overhead = measure_overhead()
             family_ready()
             torch.cuda.synchronize() if dev.type == "cuda" else None
             t_probe = time.time()
