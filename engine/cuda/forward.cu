@@ -136,15 +136,14 @@ static int project_conv(hs_cuda_model *cm, float *dst, const bf16 *w, const floa
     return conv_post(cm, dst, cm->ws.tmp, conv, T, C, K, silu, l2_dim, err, errlen);
 }
 
-/* The gla gate from its low-rank factor in one pass (cu_gla_gate_lowrank, HS_CUDA_GLA_GATE_FUSE=1)
- * instead of the second low-rank GEMM and the gate's own pass (0.6 + 1.3 ms of a GLA-NoPE prefill
- * at 64K on the H100, session 23). Not the default: the four-column form was 0.6 ms faster than
- * the unfused gate at 64K and 0.76 ms slower at 4K (session 25, H100); its 4K prologue is now
- * cheaper (untimed). HS_CUDA_GLA_GATE_FUSE=2: the first low-rank GEMM folded in too
- * (cu_gla_gate_x: one kernel from hb to the gate, lr never written; untimed). parity.sh checks
- * both against the CPU on the GPU. */
+/* The gla gate from its low-rank factor in one pass (cu_gla_gate_lowrank) instead of the second
+ * low-rank GEMM and the gate's own pass: the default since the H100 bench of 2026-12-07 (GLA 376m
+ * prefill 3.91-3.92 against 3.93 ms at 4K, 83.45-84.06 against 84.48 ms at 64K, ~1% faster;
+ * parity.sh rel_rms 1.89e-2 as unfused, rel_max 0.167 against 0.216). HS_CUDA_GLA_GATE_FUSE=0
+ * keeps the unfused gate for A/Bs. (The first low-rank GEMM folded in too, one kernel from the
+ * normed input, was slower at both lengths, 4.07-4.09 and 85.3-85.6 ms, and was removed.) */
 static int gla_gate_fused(void) {
-    static const int v = cu_la_env_is("HS_CUDA_GLA_GATE_FUSE", "1") ? 1 : cu_la_env_is("HS_CUDA_GLA_GATE_FUSE", "2") ? 2 : 0;
+    static const int v = !cu_la_env_is("HS_CUDA_GLA_GATE_FUSE", "0");
     return v;
 }
 
@@ -189,14 +188,10 @@ static int linear_mixer(hs_cuda_model *cm, int l, int j, int T, const cu_knobs *
     const int chunk = cu_la_chunk_enabled() && cu_la_chunk_fits(dk, dv);
     if (gla) {
         const int r = mc->gate_low_rank_dim;
-        if (gla_gate_fused() == 2 && cu_gla_gate_x_fits(d, H * dk, r)) {
-            LAUNCH(cu_gla_gate_x(ws->gk, ws->hb, w->gk0, w->gk1, w->gk_bias, T, d, H * dk, r, mc->gate_logit_normalizer,
-                                 cm->st));
-        /* else the low-rank product straight to bf16 (cuBLAS rounds its fp32 accumulators to
-         * nearest, as cu_to_bf16 did), which the second product or the fused pass reads */
-        } else if (gemm_to(cm, ws->lrb, CUDA_R_16BF, ws->hb, w->gk0, T, d, r, 0, err, errlen)) {
-            return -1;
-        } else if (gla_gate_fused() && r <= 32) {
+        /* the low-rank product straight to bf16 (cuBLAS rounds its fp32 accumulators to nearest,
+         * as cu_to_bf16 did), which the fused pass or the second product reads */
+        if (gemm_to(cm, ws->lrb, CUDA_R_16BF, ws->hb, w->gk0, T, d, r, 0, err, errlen)) return -1;
+        if (gla_gate_fused() && r <= 32) {
             LAUNCH(cu_gla_gate_lowrank(ws->gk, ws->lrb, w->gk1, w->gk_bias, T, H * dk, r, mc->gate_logit_normalizer,
                                        cm->st));
         } else {

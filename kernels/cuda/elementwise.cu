@@ -134,22 +134,6 @@ cudaError_t cu_gla_gate_lowrank(float *z, const __nv_bfloat16 *lr, const __nv_bf
     return cudaGetLastError();
 }
 
-int cu_gla_gate_x_fits(int d, int C, int R) { return (R == 8 || R == 16) && d % 2 == 0 && C % 4 == 0; }
-
-cudaError_t cu_gla_gate_x(float *z, const __nv_bfloat16 *x, const __nv_bfloat16 *w0, const __nv_bfloat16 *w1,
-                          const float *b, int T, int d, int C, int R, float normalizer, cudaStream_t st) {
-    if (!cu_gla_gate_x_fits(d, C, R) || d < 2 ||
-        ((uintptr_t)z | (uintptr_t)w1 | (uintptr_t)b) % 16 != 0 || ((uintptr_t)x | (uintptr_t)w0) % 4 != 0)
-        return cudaErrorInvalidValue;
-    if (T < 1) return cudaSuccess;
-    /* row groups of 16; at most 2048 walkers (two groups a block at 64K, one at 4K) */
-    const int groups = (T + GLA_GX_ROWS - 1) / GLA_GX_ROWS;
-    const dim3 grid((unsigned)((C / 4 + 255) / 256), (unsigned)(groups < 2048 ? groups : 2048));
-    if (R == 8) gla_gate_x_kernel<8><<<grid, 256, 0, st>>>(z, x, w0, w1, b, T, d, C, 1.0f / normalizer);
-    else gla_gate_x_kernel<16><<<grid, 256, 0, st>>>(z, x, w0, w1, b, T, d, C, 1.0f / normalizer);
-    return cudaGetLastError();
-}
-
 cudaError_t cu_gla_gate(float *z, const float *b, int T, int C, float normalizer, cudaStream_t st) {
     gla_gate_kernel<<<rows_for(T), 256, 0, st>>>(z, b, T, C, 1.0f / normalizer);
     return cudaGetLastError();

@@ -49,12 +49,6 @@ cudaError_t cu_gla_gate(float *z, const float *b, int T, int C, float normalizer
 /* z = logsigmoid(lr w^T + b) / normalizer in one pass (lr [T, R], w [C, R] bf16; R <= 32) */
 cudaError_t cu_gla_gate_lowrank(float *z, const __nv_bfloat16 *lr, const __nv_bfloat16 *w, const float *b, int T, int C,
                                 int R, float normalizer, cudaStream_t st);
-/* the whole gate from the normed input: z = logsigmoid((x w0^T) w1^T + b) / normalizer (x [T, d],
- * w0 [R, d], w1 [C, R] bf16; the rank-R product in fp32, never rounded); only where
- * cu_gla_gate_x_fits (R 8 or 16, d even, C a multiple of 4), else cudaErrorInvalidValue */
-int cu_gla_gate_x_fits(int d, int C, int R);
-cudaError_t cu_gla_gate_x(float *z, const __nv_bfloat16 *x, const __nv_bfloat16 *w0, const __nv_bfloat16 *w1,
-                          const float *b, int T, int d, int C, int R, float normalizer, cudaStream_t st);
 /* beta = mul * sigmoid(beta); log_alpha = -exp(A_log) * softplus(log_alpha + dt_bias), in place, [T, H]. */
 cudaError_t cu_gdn_gates(float *beta, float *log_alpha, const float *A_log, const float *dt_bias,
                          int T, int H, float beta_mul, cudaStream_t st);

@@ -149,18 +149,7 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     dim3 grid((unsigned)a.N, (unsigned)H);
     gla_local_kernel<<<grid, GLA_THREADS, ls, st>>>(a);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
-    /* exact SWLA's scan with the dropped chunks in a shared-memory ring (HS_CUDA_GLA_SCAN_RING=1,
-     * opt-in until timed): plain's bytes instead of 1.6x them */
-    static const int scan_ring = cu_la_env_is("HS_CUDA_GLA_SCAN_RING", "1");
-    static size_t ring_set;
-    if (a.N > 1 && swla == CU_SWLA_EXACT && scan_ring && GLA_RING_SMEM <= cu_la_smem_optin() &&
-        gla_scan_ring_fits(T, W)) {
-        const size_t elems = (size_t)H * dk * dv;
-        if ((e = set_smem((const void *)gla_scan_ring_kernel, GLA_RING_SMEM, &ring_set)) != cudaSuccess) return e;
-        gla_scan_ring_kernel<<<(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), GLA_SCAN_THREADS,
-                               GLA_RING_SMEM, st>>>(a);
-        if ((e = cudaGetLastError()) != cudaSuccess) return e;
-    } else if (a.N > 1) {
+    if (a.N > 1) {
         const size_t elems = (size_t)H * dk * dv;
         (a.swla == CU_SWLA_EXACT ? gla_scan_kernel<GLA_DPF_EXACT, 0>
          : a.swla == CU_SWLA_OVERLAP ? gla_scan_kernel<GLA_DPF, GLA_BURST> : gla_scan_kernel<0, 0>)<<<(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), GLA_SCAN_THREADS, 0, st>>>(a);

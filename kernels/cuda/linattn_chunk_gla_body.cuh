@@ -137,7 +137,10 @@ __global__ static void __launch_bounds__(GLA_THREADS) gla_local_kernel(gla_args 
 #endif
 /* No cache hints on the scan's loads and stores: session 21 measured st.cs on Z and ld.cs on the
  * dropped U (so that the window's second read of U might hit the L2) on the H100 at 64K, and the
- * L2 hit rate did not move (36.5% against 35.5%) while plain lost 5% (docs/bench-notes.md). */
+ * L2 hit rate did not move (36.5% against 35.5%) while plain lost 5% (docs/bench-notes.md).
+ * Nor a shared-memory ring of the last 64 chunks' U and P for exact SWLA's drops (one block a SM
+ * for its 192 KB, reading U once): its scan took 977 us against this one's 672 at 64K, exact
+ * SWLA 3.698 ms against 3.487 (H100, 2026-12-07), so it was removed. */
 
 /* Two adjacent elements of a state row per thread (one head and row: one P), so that every
  * thread of 8 heads of 128 x 128 is resident at once (256 blocks of 256, two a SM at 92
@@ -267,86 +270,6 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
                 }
                 if (f == n + 1) { zs = make_float2(0.0f, 0.0f); wsum = 0.0; } /* empty window: exactly zero, no residue */
             }
-        }
-    }
-}
-
-/* Exact SWLA's scan with the dropped chunks kept in shared memory. The scan above reads every
- * U twice under exact SWLA, once when the chunk enters the state and once W/64 steps later when
- * it leaves, 1.6x the plain scan's bytes, and ncu measured it at 0.805 ms against plain's 0.375
- * at 64K (H100, session 22): the second read misses the L2 (the 64 steps between the reads move
- * ~64 MB of U and Z at 8 heads of 128 x 128). Here each thread keeps the U and P it added in a
- * ring of GLA_RING steps in shared memory and drops from there, so it reads what the plain scan
- * reads. 192 KB of shared memory a block (one block a SM, two waves at 8 heads of 128 x 128), so
- * GLA_RING_PF chunks are loaded ahead instead of GLA_PF, to keep as many bytes in flight a SM as
- * the plain scan's two blocks. Only where every dropped chunk entered the state fewer than
- * GLA_RING steps before (gla_scan_ring_fits); same arithmetic as gla_scan_kernel<DPF, 0>, so the
- * same states bit for bit. */
-#define GLA_RING 64
-#ifndef GLA_RING_PF
-#define GLA_RING_PF 16
-#endif
-#define GLA_RING_SMEM ((size_t)GLA_RING * GLA_SCAN_THREADS * (sizeof(float2) + sizeof(float)))
-
-/* every drop of exact SWLA at T, W within the ring: the chunk dropped at step n (its state's
- * first chunk fz(n) or later) entered it at most GLA_RING - 1 steps before, and U_n is written
- * to the ring before step n's drop */
-static inline bool gla_scan_ring_fits(int T, int W) {
-    const int N = (T + LC - 1) / LC;
-    for (int n = 0; n < N; n++)
-        if (n - la_chunk_fz(n, T, CU_SWLA_EXACT, W, 0) >= GLA_RING) return false;
-    return true;
-}
-
-__global__ static void __launch_bounds__(GLA_SCAN_THREADS, 1) gla_scan_ring_kernel(gla_args a) {
-    LA_SMEM(float, sm);
-    float2 *ru = (float2 *)sm;                                  /* [GLA_RING][threads] */
-    float *rp = sm + 2 * GLA_RING * GLA_SCAN_THREADS;           /* [GLA_RING][threads] */
-    const int tid = threadIdx.x;
-    const size_t per_head = (size_t)a.dk * a.dv, stride = (size_t)a.H * per_head, s2 = stride / 2;
-    const size_t e = 2 * ((size_t)blockIdx.x * blockDim.x + tid);
-    if (e >= stride) return;
-    const int h = (int)(e / per_head), i = (int)(e % per_head / a.dv);
-    const bool lz_writer = a.Lz && e % a.dv == 0;
-    const size_t pst = (size_t)a.H * a.dk, pi = (size_t)h * a.dk + i;
-    const int last = a.N - 1;
-    const float2 *u = (const float2 *)(a.U + e);
-    float2 *z = (float2 *)(a.Z + e);
-    float2 ub[GLA_RING_PF];
-    float pb[GLA_RING_PF];
-    #pragma unroll
-    for (int d = 0; d < GLA_RING_PF; d++) {
-        ub[d] = d < last ? u[(size_t)d * s2] : make_float2(0.0f, 0.0f);
-        pb[d] = d < last ? a.P[(size_t)d * pst + pi] : 0.0f;
-    }
-    float2 zs = make_float2(0.0f, 0.0f);
-    double wsum = 0.0;
-    int f = 0;
-    for (int n0 = 0; n0 <= last; n0 += GLA_RING_PF) {
-        #pragma unroll
-        for (int d = 0; d < GLA_RING_PF; d++) {
-            const int n = n0 + d;
-            if (n > last) break;
-            const float2 un = ub[d];
-            const float pn = pb[d];
-            if (n + GLA_RING_PF < last) {
-                ub[d] = u[(size_t)(n + GLA_RING_PF) * s2];
-                pb[d] = a.P[(size_t)(n + GLA_RING_PF) * pst + pi];
-            }
-            if (!gla_scan_step(a, z, s2, pst, pi, lz_writer, n, last, zs, wsum, un, pn)) break;
-            ru[(n % GLA_RING) * GLA_SCAN_THREADS + tid] = un;
-            rp[(n % GLA_RING) * GLA_SCAN_THREADS + tid] = pn;
-            const int fz = la_chunk_fz(n + 1, a.T, a.swla, a.W, a.S);
-            while (f < fz) {             /* exact: at most one a step once the window is full */
-                const float2 uu = ru[(f % GLA_RING) * GLA_SCAN_THREADS + tid];
-                const float pp = rp[(f % GLA_RING) * GLA_SCAN_THREADS + tid];
-                const float dec = expf((float)(wsum - pp));
-                zs.x -= dec * uu.x;
-                zs.y -= dec * uu.y;
-                wsum -= pp;
-                f++;
-            }
-            if (f == n + 1) { zs = make_float2(0.0f, 0.0f); wsum = 0.0; }
         }
     }
 }

@@ -3,22 +3,47 @@
 # peak, and the PyTorch reference (SDPA + flash-linear-attention, tests/bench/torch_ref.py)
 # in the same run. Usage: bench_gpu.sh BUILD_DIR. Prints key=value lines (bench notes are
 # written from them by hand). Env: BENCH_PRESETS (default "376m 776m"), BENCH_TYPES
-# (default "swa gla gdn"), BENCH_LENGTHS (default 4096,16384,65536), BENCH_TORCH=0 to skip
+# (default "swa gla gdn"; these and the *_PRESETS lists take spaces or commas between entries,
+# and every entry is checked before anything runs), BENCH_LENGTHS (default 4096,16384,65536), BENCH_TORCH=0 to skip
 # the reference, BENCH_KERNELS=0 to skip the kernel rows, BENCH_REPS (timed runs, default 3),
 # BENCH_EAGER_PRESETS (presets also run with eager launches, HS_CUDA_GRAPH=0, default 376m), BENCH_BV16_PRESETS
 # (presets whose GDN model also runs with the 16-column state pass, HS_CUDA_GDN_BV=16, default 376m), BENCH_REF_PRESETS
 # (presets also run with the fp32 attention and the recurrences, default none), BENCH_FFN_PRESETS
 # (presets also run with the FFN's gate/up product in fp32, HS_CUDA_FFN_BF16=0, default 376m),
 # BENCH_QKV_PRESETS (presets also run with q, k, v by three GEMMs, HS_CUDA_QKV_BATCH=0, default 376m),
-# BENCH_GATE_PRESETS (presets whose GLA model also runs with the gla gate in one pass,
-# HS_CUDA_GLA_GATE_FUSE=1 and =2, default 376m), BENCH_GEMMS=0 to skip the layer-GEMM rows, BENCH_AB=0 to skip every A/B row (the rows with an HS_CUDA_* setting; they run after the reference), BENCH_STEP_S (timeout of each step, default 300), BENCH_BUILD_ONLY=1 (build hs_gpu_bench and stop).
+# BENCH_GATE_PRESETS (presets whose GLA model also runs with the gla gate by a second low-rank GEMM
+# and a gate pass, HS_CUDA_GLA_GATE_FUSE=0, default 376m), BENCH_GBF16_PRESETS (presets whose GLA
+# and GDN models also run with the output gate's projection in fp32, HS_CUDA_G_BF16=0, default 376m), BENCH_GEMMS=0 to skip the layer-GEMM rows, BENCH_AB=0 to skip every A/B row (the rows with an HS_CUDA_* setting; they run after the reference), BENCH_STEP_S (timeout of each step, default 300), BENCH_BUILD_ONLY=1 (build hs_gpu_bench and stop).
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
+# the lists, commas read as spaces, and every entry checked up front: a mistyped type or preset
+# stops here with one line, not after the build with an error from each program it reaches
+PRESETS=${BENCH_PRESETS:-"376m 776m"}; PRESETS=${PRESETS//,/ }
+TYPES=${BENCH_TYPES:-"swa gla gdn"}; TYPES=${TYPES//,/ }
+bench_types="swa gla gdn rope nope"          # --efficient of hs_gpu_bench model and torch_ref.py model
+bench_presets="tiny small 376m 776m 1b 3b"   # hs_gpu_bench's presets (engine/presets.c)
+torch_presets="376m 776m"                    # torch_ref.py's PRESETS
+check_list() {   # VAR "entries" "allowed"
+    local e a ok es
+    read -ra es <<< "${2//,/ }"                # no glob expansion of an entry
+    for e in ${es[@]+"${es[@]}"}; do
+        ok=0; for a in $3; do [ "$e" = "$a" ] && ok=1; done
+        [ $ok = 1 ] || { echo "bench-gpu: $1: unknown entry '$e' (known: $3; entries apart by spaces or commas)" >&2; exit 2; }
+    done
+}
+[ -n "${TYPES// /}" ] || { echo "bench-gpu: BENCH_TYPES: no types given (known: $bench_types)" >&2; exit 2; }
+[ -n "${PRESETS// /}" ] || { echo "bench-gpu: BENCH_PRESETS: no presets given (known: $bench_presets)" >&2; exit 2; }
+check_list BENCH_TYPES "$TYPES" "$bench_types"
+check_list BENCH_PRESETS "$PRESETS" "$bench_presets"
+for v in BENCH_EAGER_PRESETS BENCH_REF_PRESETS BENCH_BV16_PRESETS BENCH_FFN_PRESETS BENCH_QKV_PRESETS \
+         BENCH_GATE_PRESETS BENCH_GBF16_PRESETS; do
+    check_list "$v" "${!v-}" "$bench_presets"
+done
+[ "${BENCH_TORCH:-1}" != 0 ] && [ "${BENCH_BUILD_ONLY:-0}" != 1 ] &&
+    check_list "BENCH_PRESETS (the PyTorch reference has these; BENCH_TORCH=0 skips it)" "$PRESETS" "$torch_presets"
 command -v nvcc >/dev/null || { echo "bench-gpu: no nvcc"; exit 1; }
 [ -f "$BUILD/libhs_cuda.so" ] || { echo "bench-gpu: $BUILD/libhs_cuda.so missing (make with nvcc first)"; exit 1; }
-PRESETS=${BENCH_PRESETS:-"376m 776m"}
-TYPES=${BENCH_TYPES:-"swa gla gdn"}
 LENGTHS=${BENCH_LENGTHS:-4096,16384,65536}
 STEP=${BENCH_STEP_S:-300}
 libs="${BENCH_LIBS:-$(pkg-config --libs libcjson openblas 2>/dev/null)}"
@@ -60,7 +85,7 @@ fi
 # gla/gdn kernels).
 ours_rows() {
     local presets=$1 p t; shift
-    for p in $presets; do
+    for p in ${presets//,/ }; do
         for t in $TYPES; do
             echo "== ours preset=$p efficient=$t LH 3:1 NoPE${*:+ $*}"
             env "$@" timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "$LENGTHS" \
@@ -85,6 +110,5 @@ ours_rows "${BENCH_REF_PRESETS-}" HS_CUDA_ATTENTION=simt HS_CUDA_LINATTN=recurre
 TYPES=gdn ours_rows "${BENCH_BV16_PRESETS-376m}" HS_CUDA_GDN_BV=16  # the 16-column gdn state pass (session 9's default)
 ours_rows "${BENCH_FFN_PRESETS-376m}" HS_CUDA_FFN_BF16=0          # the FFN's gate/up product in fp32 (the A/B)
 ours_rows "${BENCH_QKV_PRESETS-376m}" HS_CUDA_QKV_BATCH=0         # q, k, v by three GEMMs (the A/B)
-TYPES=gla ours_rows "${BENCH_GATE_PRESETS-376m}" HS_CUDA_GLA_GATE_FUSE=1   # the gla gate in one pass (the A/B)
-TYPES=gla ours_rows "${BENCH_GATE_PRESETS-376m}" HS_CUDA_GLA_GATE_FUSE=2   # ... and from the normed input (the A/B)
+TYPES=gla ours_rows "${BENCH_GATE_PRESETS-376m}" HS_CUDA_GLA_GATE_FUSE=0   # the gla gate by a second low-rank GEMM and a gate pass (the A/B)
 TYPES="gla gdn" ours_rows "${BENCH_GBF16_PRESETS-376m}" HS_CUDA_G_BF16=0   # the output gate's projection in fp32 (the A/B)

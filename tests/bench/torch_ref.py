@@ -25,6 +25,8 @@ import torch.nn.functional as F
 
 PRESETS = {"376m": (1024, 8, 8, 128, 3584, 128256), "776m": (1536, 12, 12, 128, 5376, 128256),
            "smoke": (64, 4, 2, 32, 128, 300)}   # smoke: a CPU check of the code paths (--device cpu)
+# --efficient: the type of the layers between the NoPE ones (every fourth layer is NoPE; nope: all)
+EFFICIENT = ("swa", "gla", "gdn", "rope", "nope")
 dev = "cuda"
 dt = torch.bfloat16
 
@@ -218,6 +220,10 @@ def main():
         return
     if mode == "model":
         args = dict(zip(sys.argv[2::2], sys.argv[3::2]))
+        for key, known in (("--preset", tuple(PRESETS)), ("--efficient", EFFICIENT)):
+            if args.get(key) not in known:
+                what = f"unknown {key} '{args[key]}'" if key in args else f"no {key}"
+                sys.exit(f"torch_ref.py model: {what} (one of: {' '.join(known)})")
         if args.get("--device") == "cpu":      # the smoke check of the code paths: one forward each
             global dev
             dev = "cpu"

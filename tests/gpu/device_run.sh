@@ -23,7 +23,7 @@ if ! pkg-config --exists libcjson openblas 2>/dev/null && [ -d .deps ]; then
 fi
 t0=$(date +%s)
 # steps that use only the linear-attention check program skip the engine's build (~70 s)
-la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail|ringab) ;; *) la_only=0 ;; esac; done
+la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail) ;; *) la_only=0 ;; esac; done
 if [ $la_only = 0 ]; then
     make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
@@ -57,14 +57,6 @@ sanitize)
                     "$tmp/g --swla=overlap --swla-window 128 --swla-stride 64" "$tmp/g --swla --swla-window 128"; do
             HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
             echo "sanitizer tool=$tool rc=$? chunk model=$(basename ${args%% *}) ${args#* } $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
-        done
-        # session 25's opt-in kernels: the whole gla gate from x (barriers, shared lr) and exact
-        # SWLA's ring scan (shared-memory ring; 200 tokens: 4 chunks, so no wrap, but every slot
-        # written before it is read)
-        for env in HS_CUDA_GLA_GATE_FUSE=2 HS_CUDA_GLA_SCAN_RING=1; do
-            env $env HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $tmp/m --swla --swla-window 64 \
-                --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
-            echo "sanitizer tool=$tool rc=$? chunk model=m $env --swla --swla-window 64 $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         done
         # the pooled-map kernel (kernels/cuda/pooled_map.cu): gla (HH, with its nope head), gdn, both with SWLA
         for args in "$tmp/m --head 0.0.1 --swla --swla-window 40" "$tmp/m --head 0.1.0 --agg max" "$tmp/g --head 1.0.2 --swla=overlap --swla-window 48"; do
@@ -111,7 +103,6 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
         echo "la_check HS_CUDA_LA_STAGE=0: $(HS_CUDA_LA_STAGE=0 timeout 60 "$la" check | la_fails)"
         echo "la_check HS_CUDA_LA_STAGE=1: $(HS_CUDA_LA_STAGE=1 timeout 60 "$la" check | la_fails)"
         echo "la_check HS_CUDA_GLA_DIAG=pairwise: $(HS_CUDA_GLA_DIAG=pairwise timeout 60 "$la" check | la_fails)"
-        echo "la_check HS_CUDA_GLA_SCAN_RING=1: $(HS_CUDA_GLA_SCAN_RING=1 timeout 60 "$la" check | la_fails)"
     else echo "verify: la_check build failed"; fi
     wait $vlb
     for v in gla32w gdnout2; do
@@ -185,23 +176,6 @@ cutab)  # session 21's gla changes against what they replace: the output kernel'
             echo "cutab ncu stage=$st diag=$dg $row rc=$?"
             grep -E "^  [a-z_]+kernel|gpu__time_duration" "$OUT/cutab_ncu_${st}${dg}_$row.txt" | sed 's/^ */  /'
         done
-    done; fi ;;
-ringab)  # exact SWLA's scan with the dropped chunks in a shared-memory ring (HS_CUDA_GLA_SCAN_RING=1,
-        # session 25) against the drop-load scan: la_check with it, then gla plain / exact rows at
-        # 4K and 64K in three interleaved rounds (best of each, exact against plain), and ncu's
-        # per-kernel time at 64K for exact in both forms (~2-3 min)
-    la=$(bash tests/gpu/la_build.sh build) || { echo "ringab: build failed"; continue; }
-    echo "la_check HS_CUDA_GLA_SCAN_RING=1: $(HS_CUDA_GLA_SCAN_RING=1 timeout 90 "$la" check | la_fails)"
-    for r in 1 2 3; do for T in 4096 65536; do for ring in 0 1; do
-        HS_CUDA_GLA_SCAN_RING=$ring timeout 60 "$la" bench $T 8 128 gla_chunk |
-            grep -E "name=gla_chunk_(plain|exact_swla)" | sed "s|^|ringab round=$r ring=$ring |"
-    done; done; done | tee "$OUT/ringab_rows.txt"
-    python3 tests/gpu/rounds_best.py ringab "$OUT/ringab_rows.txt"
-    if command -v ncu >/dev/null; then for ring in 0 1; do
-        HS_CUDA_GLA_SCAN_RING=$ring timeout 120 ncu --metrics gpu__time_duration.sum -k regex:gla_ --launch-count 6 \
-            "$la" bench 65536 8 128 gla_chunk_exact_swla > "$OUT/ringab_ncu_$ring.txt" 2>&1
-        echo "ringab ncu ring=$ring rc=$?"
-        grep -E "^  [a-z_]+kernel|gpu__time_duration" "$OUT/ringab_ncu_$ring.txt" | sed 's/^ */  /'
     done; fi ;;
 decode)   # the GPU decoder against the CPU decoder and the GPU forward (not in the default steps: name it)
     timeout 400 bash tests/gpu/decode_check.sh > "$OUT/decode.log" 2>&1; echo "decode rc=$?"; cat "$OUT/decode.log" ;;

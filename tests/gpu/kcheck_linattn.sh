@@ -17,9 +17,6 @@ echo "la_check with HS_CUDA_GLA_DIAG=pairwise:"
 HS_CUDA_GLA_DIAG=pairwise timeout 120 "$bin" check || exit 1
 # the gdn state pass in both widths for every case it runs (by default 8 columns a block only
 # where 16 would leave SMs idle)
-# exact SWLA's scan with the dropped chunks in a shared-memory ring (opt-in until timed)
-echo "la_check with HS_CUDA_GLA_SCAN_RING=1:"
-HS_CUDA_GLA_SCAN_RING=1 timeout 120 "$bin" check || exit 1
 echo "la_check with HS_CUDA_GDN_BV=8:"
 HS_CUDA_GDN_BV=8 timeout 120 "$bin" check || exit 1
 echo "la_check with HS_CUDA_GDN_BV=16:"

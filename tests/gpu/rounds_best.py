@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Best of interleaved bench rounds (device_run.sh cutab, ringab): lines
+"""Best of interleaved bench rounds (device_run.sh cutab): lines
 'PREFIX round=R KEY=VAL ... name=(gla|gdn)_chunk_ROW T=N ... ms=X', grouped by the KEY=VAL
 fields before name= (round= aside), T, kind and row; the least ms of each, every SWLA row also
 as a ratio to its group's plain row.  Usage: rounds_best.py PREFIX ROWS_FILE"""
