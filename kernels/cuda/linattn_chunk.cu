@@ -86,13 +86,13 @@ int cu_la_chunk_fits(int dk, int dv) {
 
 static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
-/* gla: two state arrays (contributions, carried states) + two [N, H, dk] log-decay arrays +
- * Khat [N*LC, H*dk];
+/* gla: two state arrays (contributions, carried states) + a [N, H, dk] log-decay array + one
+ * of doubles (the window's log decays as floats, or their prefix sums) + Khat [N*LC, H*dk];
  * gdn: gdn_work_bytes in linattn_chunk_gdn_body.cuh (states, W, Khat, U, Vn, b_last, and the exact-SWLA arrays). */
 size_t cu_la_chunk_work_bytes(int T, int H, int dk, int dv) {
     if (T < 1 || H < 1 || !cu_la_chunk_fits(dk, dv)) return 0;
     size_t N = ((size_t)T + LC - 1) / LC, st = align256(N * H * dk * dv * 4);
-    size_t gla = 2 * st + 2 * align256(N * H * dk * 4) + align256(N * LC * H * dk * 4);
+    size_t gla = 2 * st + align256(N * H * dk * 4) + align256(N * H * dk * 8) + align256(N * LC * H * dk * 4);
     size_t gdn = cu_la_gdn_work_bytes(T, H, dk, dv);
     return gla > gdn ? gla : gdn;
 }
@@ -131,9 +131,15 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     /* without SWLA the scan rewrites each contribution into the state entering its chunk */
     a.Z = swla == CU_SWLA_OFF ? a.U : (float *)(base + st_bytes);
     a.P = (float *)(base + 2 * st_bytes);
-    const size_t pd_bytes = align256((size_t)a.N * H * dk * 4);
-    a.Lz = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + pd_bytes);
-    a.Kh = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + 2 * pd_bytes);
+    const size_t pd_bytes = align256((size_t)a.N * H * dk * 4), cz_bytes = align256((size_t)a.N * H * dk * 8);
+    /* SWLA by state differences (HS_CUDA_GLA_SWLA_DIFF=1, A/B): the plain scan, and the output
+     * kernel takes each windowed state as the full one minus the decayed state entering the
+     * window, so the scan no longer reads every chunk's U a second time when it leaves */
+    static const int swla_diff = cu_la_env_is("HS_CUDA_GLA_SWLA_DIFF", "1");
+    const bool diff = swla != CU_SWLA_OFF && swla_diff;
+    a.Lz = swla == CU_SWLA_OFF || diff ? NULL : (float *)(base + 2 * st_bytes + pd_bytes);
+    a.Cz = diff ? (double *)(base + 2 * st_bytes + pd_bytes) : NULL;
+    a.Kh = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + pd_bytes + cz_bytes);
 
     /* the prefetching output kernel (and the one that also builds the cut chunk's products
      * early) where the device gives a block its shared memory */
@@ -151,7 +157,8 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     if (a.N > 1) {
         const size_t elems = (size_t)H * dk * dv;
-        (a.swla == CU_SWLA_EXACT ? gla_scan_kernel<GLA_DPF_EXACT, 0>
+        (diff ? gla_scan_kernel<0, 0>
+         : a.swla == CU_SWLA_EXACT ? gla_scan_kernel<GLA_DPF_EXACT, 0>
          : a.swla == CU_SWLA_OVERLAP ? gla_scan_kernel<GLA_DPF, GLA_BURST> : gla_scan_kernel<0, 0>)<<<(unsigned)((elems / 2 + GLA_SCAN_THREADS - 1) / GLA_SCAN_THREADS), GLA_SCAN_THREADS, 0, st>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }

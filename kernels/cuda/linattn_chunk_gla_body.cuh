@@ -49,6 +49,11 @@ struct gla_args {
     const float *q, *k, *v, *gk;
     float *U, *Z, *P, *Lz;       /* chunk contributions, carried states, log decays, window log decays */
     float *Kh;                   /* SWLA: Khat of every chunk [N*LC, H*dk] for the cut chunks (else NULL) */
+    /* SWLA by state differences (HS_CUDA_GLA_SWLA_DIFF=1, then Lz is NULL): the plain scan
+     * stores every chunk's full state in Z and here the prefix sums of P, C_n = P_0 + ... +
+     * P_{n-1} in double, and the output kernel takes the windowed state as
+     * Z_n - exp(C_n - C_fz) Z_fz (else NULL) */
+    double *Cz;
     int T, H, dk, dv, N, swla, W, S;
     float scale;
     /* under SWLA, where the device's shared memory allows (Hopper: 227 KB a block): 1, the
@@ -158,7 +163,10 @@ __device__ static inline bool gla_scan_step(const gla_args &a, float2 *z, size_t
                                             bool lz_writer, int n, int last, float2 &zs, double &wsum, float2 un,
                                             float pn) {
     z[(size_t)n * s2] = zs;
-    if (lz_writer) a.Lz[(size_t)n * pst + pi] = (float)wsum;
+    if (lz_writer) {
+        if (a.Cz) a.Cz[(size_t)n * pst + pi] = wsum;
+        else a.Lz[(size_t)n * pst + pi] = (float)wsum;
+    }
     if (n == last) return false;
     const float g = expf(pn);
     zs.x = g * zs.x + un.x;
@@ -177,7 +185,7 @@ __global__ static void __launch_bounds__(GLA_SCAN_THREADS, 2) gla_scan_kernel(gl
     const size_t e = 2 * ((size_t)blockIdx.x * blockDim.x + threadIdx.x);
     if (e >= stride) return;
     const int h = (int)(e / per_head), i = (int)(e % per_head / a.dv);
-    const bool lz_writer = a.Lz && e % a.dv == 0;
+    const bool lz_writer = (a.Lz || a.Cz) && e % a.dv == 0;
     const size_t pst = (size_t)a.H * a.dk, pi = (size_t)h * a.dk + i;
     const int last = a.N - 1;    /* U and P of chunks 0..last-1 feed the states; Z of 0..last is stored */
     const float2 *u = (const float2 *)(a.U + e);
@@ -352,6 +360,9 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
      * k (with the cut chunk's Khat and the window's log decay) for the intra-chunk products,
      * then v for A V, so the decay pass runs while k and v are still arriving. */
     const bool lzs = pd < fz && fz < n;  /* the window's log decay since the state's first chunk (Qhat) */
+    /* by state differences, the state entering the window's first chunk fz, decayed to chunk n,
+     * comes off the full state Z_n (nothing to take off when fz = 0) */
+    const bool zdiff = a.Cz && fz > 0 && fz < n;
     la_load_tile_async(qs, LDK, a.q, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     la_load_tile_async(bs, LDK, a.gk, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
 #if GLA_LOAD_GROUPS > 1
@@ -359,8 +370,20 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
 #endif
     la_load_tile_async(ks, LDK, a.k, (size_t)a.H * dk, (size_t)h * dk, t0, a.T, dk);
     if (pre) la_load_tile_async(kc, LDK, a.Kh, (size_t)a.H * dk, (size_t)h * dk, (fz - 1) * LC, a.N * LC, dk);
-    if (lzs && tid < dk / 4)
+    if (a.Cz) {
+        /* the window's log decay as a difference of double prefix sums (exact whatever their size) */
+        if ((lzs || zdiff) && tid < dk)
+            ez[tid] = (float)(a.Cz[((size_t)n * a.H + h) * dk + tid] - a.Cz[((size_t)fz * a.H + h) * dk + tid]);
+#ifdef __CUDA_ARCH__
+        /* Z_fz into the L2 now, so its loads after the state's copy wait ~L2 latency, not HBM's
+         * (one 128-byte line a thread: 64 KB at dk = dv = 128) */
+        if (zdiff)
+            for (size_t o = (size_t)tid * 32; o < (size_t)dk * dv; o += (size_t)blockDim.x * 32)
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(a.Z + ((size_t)fz * a.H + h) * dk * dv + o));
+#endif
+    } else if (lzs && tid < dk / 4) {
         __pipeline_memcpy_async(ez + 4 * tid, a.Lz + ((size_t)n * a.H + h) * dk + 4 * tid, 16);
+    }
 #if GLA_LOAD_GROUPS > 1
     __pipeline_commit();
 #endif
@@ -533,6 +556,20 @@ __global__ static void __launch_bounds__(GLA_THREADS, 1) gla_out_kernel(gla_args
     if (carried) {
         __pipeline_wait_prior(0);
         __syncthreads();                   /* Z_n in zs */
+        if (zdiff) {
+            /* Z^W_n = Z_n - diag(exp(Lz)) Z_fz in fp32 before the product (a tf32 product of
+             * each would cancel its own rounding, ~1e-3 of the full state, against the other's) */
+            const float *zf = a.Z + ((size_t)fz * a.H + h) * dk * dv;
+            la_rows_each4(dk, dv, [&](int r, int c) {
+                const float4 f = *(const float4 *)(zf + (size_t)r * dv + c);
+                const float d = expf(ez[r]);
+                float4 *zp = (float4 *)(zs + r * LDV + c);
+                float4 z = *zp;
+                z.x -= d * f.x; z.y -= d * f.y; z.z -= d * f.z; z.w -= d * f.w;
+                *zp = z;
+            });
+            __syncthreads();
+        }
         #pragma unroll
         for (int u = 0; u < GLA_TPW; u++) {
             const int tile = warp + GLA_WARPS * u;

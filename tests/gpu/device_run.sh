@@ -23,7 +23,7 @@ if ! pkg-config --exists libcjson openblas 2>/dev/null && [ -d .deps ]; then
 fi
 t0=$(date +%s)
 # steps that use only the linear-attention check program skip the engine's build (~70 s)
-la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail) ;; *) la_only=0 ;; esac; done
+la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail|diffab) ;; *) la_only=0 ;; esac; done
 if [ $la_only = 0 ]; then
     make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
@@ -57,6 +57,11 @@ sanitize)
                     "$tmp/g --swla=overlap --swla-window 128 --swla-stride 64" "$tmp/g --swla --swla-window 128"; do
             HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
             echo "sanitizer tool=$tool rc=$? chunk model=$(basename ${args%% *}) ${args#* } $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
+        done
+        # gla SWLA by state differences (HS_CUDA_GLA_SWLA_DIFF=1, the A/B)
+        for args in "$tmp/m --swla --swla-window 40" "$tmp/m --swla=overlap --swla-window 100 --swla-stride 30"; do
+            HS_CUDA_GLA_SWLA_DIFF=1 HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
+            echo "sanitizer tool=$tool rc=$? chunk diff model=$(basename ${args%% *}) ${args#* } $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         done
         # the pooled-map kernel (kernels/cuda/pooled_map.cu): gla (HH, with its nope head), gdn, both with SWLA
         for args in "$tmp/m --head 0.0.1 --swla --swla-window 40" "$tmp/m --head 0.1.0 --agg max" "$tmp/g --head 1.0.2 --swla=overlap --swla-window 48"; do
@@ -103,6 +108,7 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
         echo "la_check HS_CUDA_LA_STAGE=0: $(HS_CUDA_LA_STAGE=0 timeout 60 "$la" check | la_fails)"
         echo "la_check HS_CUDA_LA_STAGE=1: $(HS_CUDA_LA_STAGE=1 timeout 60 "$la" check | la_fails)"
         echo "la_check HS_CUDA_GLA_DIAG=pairwise: $(HS_CUDA_GLA_DIAG=pairwise timeout 60 "$la" check | la_fails)"
+        echo "la_check HS_CUDA_GLA_SWLA_DIFF=1: $(HS_CUDA_GLA_SWLA_DIFF=1 timeout 60 "$la" check | la_fails)"
     else echo "verify: la_check build failed"; fi
     wait $vlb
     for v in gla32w gdnout2; do
@@ -176,6 +182,23 @@ cutab)  # session 21's gla changes against what they replace: the output kernel'
             echo "cutab ncu stage=$st diag=$dg $row rc=$?"
             grep -E "^  [a-z_]+kernel|gpu__time_duration" "$OUT/cutab_ncu_${st}${dg}_$row.txt" | sed 's/^ */  /'
         done
+    done; fi ;;
+diffab)  # gla SWLA by state differences (HS_CUDA_GLA_SWLA_DIFF=1, session 27: the plain scan, and
+        # the output kernel takes Z_n - exp(Lz) Z_fz) against the drop-load scan: la_check with it,
+        # then gla plain / exact / overlap rows at 4K and 64K in three interleaved rounds (best of
+        # each, against plain), and ncu's per-kernel time at 64K for exact in both forms (~2-3 min)
+    la=$(bash tests/gpu/la_build.sh build) || { echo "diffab: build failed"; continue; }
+    echo "la_check HS_CUDA_GLA_SWLA_DIFF=1: $(HS_CUDA_GLA_SWLA_DIFF=1 timeout 90 "$la" check | la_fails)"
+    for r in 1 2 3; do for T in 4096 65536; do for df in 0 1; do
+        HS_CUDA_GLA_SWLA_DIFF=$df timeout 60 "$la" bench $T 8 128 gla_chunk |
+            grep -E "name=gla_chunk_(plain|exact_swla|overlap_swla)" | sed "s|^|diffab round=$r diff=$df |"
+    done; done; done | tee "$OUT/diffab_rows.txt"
+    python3 tests/gpu/rounds_best.py diffab "$OUT/diffab_rows.txt"
+    if command -v ncu >/dev/null; then for df in 0 1; do
+        HS_CUDA_GLA_SWLA_DIFF=$df timeout 120 ncu --metrics gpu__time_duration.sum -k regex:gla_ --launch-count 6 \
+            "$la" bench 65536 8 128 gla_chunk_exact_swla > "$OUT/diffab_ncu_$df.txt" 2>&1
+        echo "diffab ncu diff=$df rc=$?"
+        grep -E "^  [a-z_]+kernel|gpu__time_duration" "$OUT/diffab_ncu_$df.txt" | sed 's/^ */  /'
     done; fi ;;
 decode)   # the GPU decoder against the CPU decoder and the GPU forward (not in the default steps: name it)
     timeout 400 bash tests/gpu/decode_check.sh > "$OUT/decode.log" 2>&1; echo "decode rc=$?"; cat "$OUT/decode.log" ;;
