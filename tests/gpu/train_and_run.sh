@@ -6,10 +6,12 @@
 # (the device brings back at most 8 files). The GPU is shared, so this is for checks (verify,
 # kcheck, parity, sanitize), never for timings: verify runs with VERIFY_TIMINGS=0.
 #   RUN_STEPS=verify RUN_DELAY=150 [device_train.sh's env] bash tests/gpu/train_and_run.sh SECONDS [train.py args...]
+#   TRAIN_SCRIPT=sample-models/recipe/train_apart.sh ... bash tests/gpu/train_and_run.sh NAME:FROM:SECONDS... -- [train.py args...]
 set -u
 OUT=${OUT:?train_and_run.sh: OUT is not set (run it through the device tool)}
 t0=$(date +%s)
-bash sample-models/recipe/device_train.sh "$@" > "$OUT/call.log" 2>&1 & train=$!
+# TRAIN_SCRIPT: the training's script (default device_train.sh; train_apart.sh for members out of step)
+bash "${TRAIN_SCRIPT:-sample-models/recipe/device_train.sh}" "$@" > "$OUT/call.log" 2>&1 & train=$!
 # its own process group (so a cut stops its builds and checks too); not an MPS client: under MPS
 # one client's fatal fault ends every client, the training's included
 setsid bash -c "sleep ${RUN_DELAY:-150}; OUT=/tmp/hs_run VERIFY_TIMINGS=0 bash tests/gpu/device_run.sh ${RUN_STEPS:-verify}" \
