@@ -10,6 +10,8 @@
  *         SWLA the carried state holds only the chunks [fz(n), n-1] that every query of chunk
  *         n sees in full: a chunk leaving that set is subtracted as the very U it was added
  *         with, decayed by exp(sum of P since), so nothing cancels but the chunk's own terms.
+ *         (HS_CUDA_GLA_SWLA_DIFF=1, an A/B: the plain scan, and the output kernel takes the
+ *         windowed state as Z_n - exp(C_n - C_fz) Z_fz from double prefix sums C of P.)
  *  output (one block per chunk and head): o = Qt Z_n + A V with Qt_t = q_t/sqrt(dk) exp(b_t)
  *         and A the causal intra-chunk matrix; under SWLA also the at most two (exact) chunks
  *         before fz(n) that a window edge cuts, as masked products with the query carried
