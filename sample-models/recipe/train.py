@@ -363,13 +363,15 @@ def main():
 
     def measure_overhead():
         """Seconds a step of the quick evals and checkpoints adds, from one of each timed now
-        (members still compiling may slow them: an overestimate only shortens the part)."""
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-        t = time.time()
-        if a.eval_every:
+        (members still compiling may slow them: an overestimate only shortens the part). The
+        evaluation runs twice and the second is timed: the first may compile its shapes."""
+        t_eval = 0.0
+        for _ in range(2 if a.eval_every else 0):
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            t = time.time()
             niah_eval(model, assets, cfg["train_context"], dev, 10, (data.SK1,))
-        t_eval = time.time() - t
+            t_eval = time.time() - t
         t = time.time()
         save_ckpt(step)
         t_ckpt = time.time() - t
