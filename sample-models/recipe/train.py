@@ -417,8 +417,8 @@ def main():
             say(f"family timing: {len(rows)} members, own step {step_time + overhead:.3f}s (slowest {slowest:.3f}s) "
                 f"-> {n} steps (own pace){cap}")
         else:
-            say(f"family timing: {len(rows)} members, slowest step {slowest:.3f}s (own evaluations and "
-                f"checkpoints {overhead:.3f}s of it) -> {n} steps{cap}")
+            say(f"family timing: {len(rows)} members, slowest step {slowest:.3f}s with evaluations and checkpoints (this member's "
+                f"share {overhead:.3f}s) -> {n} steps{cap}")
         return n
 
     model.train()
