@@ -10,8 +10,9 @@
  *         SWLA the carried state holds only the chunks [fz(n), n-1] that every query of chunk
  *         n sees in full: a chunk leaving that set is subtracted as the very U it was added
  *         with, decayed by exp(sum of P since), so nothing cancels but the chunk's own terms.
- *         (HS_CUDA_GLA_SWLA_DIFF=1, an A/B: the plain scan, and the output kernel takes the
- *         windowed state as Z_n - exp(C_n - C_fz) Z_fz from double prefix sums C of P.)
+ *         Overlap SWLA instead runs the plain scan, and the output kernel takes the windowed
+ *         state as Z_n - exp(C_n - C_fz) Z_fz from double prefix sums C of P (host side says
+ *         why each mode has its form; HS_CUDA_GLA_SWLA_DIFF=0|1 puts both on one.)
  *  output (one block per chunk and head): o = Qt Z_n + A V with Qt_t = q_t/sqrt(dk) exp(b_t)
  *         and A the causal intra-chunk matrix; under SWLA also the at most two (exact) chunks
  *         before fz(n) that a window edge cuts, as masked products with the query carried
@@ -134,11 +135,15 @@ cudaError_t cu_gla_chunk(float *out, const float *q, const float *k, const float
     a.Z = swla == CU_SWLA_OFF ? a.U : (float *)(base + st_bytes);
     a.P = (float *)(base + 2 * st_bytes);
     const size_t pd_bytes = align256((size_t)a.N * H * dk * 4), cz_bytes = align256((size_t)a.N * H * dk * 8);
-    /* SWLA by state differences (HS_CUDA_GLA_SWLA_DIFF=1, A/B): the plain scan, and the output
-     * kernel takes each windowed state as the full one minus the decayed state entering the
-     * window, so the scan no longer reads every chunk's U a second time when it leaves */
-    static const int swla_diff = cu_la_env_is("HS_CUDA_GLA_SWLA_DIFF", "1");
-    const bool diff = swla != CU_SWLA_OFF && swla_diff;
+    /* SWLA by state differences: the plain scan, and the output kernel takes each windowed
+     * state as the full one minus the decayed state entering the window. Overlap takes it (its
+     * subtracted state is shared by the S/LC chunks of a stride, so it comes from L2: 3.148 vs
+     * 3.744 ms at 64K, 0.217 vs 0.249 at 4K on the H100); exact keeps the scan that subtracts
+     * each chunk as it leaves (every chunk reads its own subtracted state from memory: 3.489 vs
+     * 3.542 ms at 64K; docs/bench-notes.md "Session 28"). HS_CUDA_GLA_SWLA_DIFF=1 or =0 puts
+     * both modes on one form for A/Bs. */
+    static const int diff_force = cu_la_env_is("HS_CUDA_GLA_SWLA_DIFF", "1") ? 1 : cu_la_env_is("HS_CUDA_GLA_SWLA_DIFF", "0") ? 0 : -1;
+    const bool diff = swla != CU_SWLA_OFF && (diff_force >= 0 ? diff_force == 1 : swla == CU_SWLA_OVERLAP);
     a.Lz = swla == CU_SWLA_OFF || diff ? NULL : (float *)(base + 2 * st_bytes + pd_bytes);
     a.Cz = diff ? (double *)(base + 2 * st_bytes + pd_bytes) : NULL;
     a.Kh = swla == CU_SWLA_OFF ? NULL : (float *)(base + 2 * st_bytes + pd_bytes + cz_bytes);

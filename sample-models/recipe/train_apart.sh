@@ -3,8 +3,9 @@
 # the others, or variants staged from different calls) cannot share a device_train.sh run: every
 # part starts all its members at one step. This trains them one after another in one device
 # call, each from its own step, for at most its own seconds, and keeps each one's files apart:
-# $OUT/NAME/ holds what device_train.sh wrote for it (models*.tar.gz, logs.tar.gz, call.log), so
-# `unpack_call.sh N FILES_AT/NAME` takes them one by one.
+# $OUT/DIR/ holds what device_train.sh wrote for it (models*.tar.gz, logs.tar.gz, call.log), so
+# `unpack_call.sh N FILES_AT/DIR` takes them one by one. DIR is NAME with '@' as '_': the device
+# tool does not bring back a name with '@' in it (call 45 lost its weights that way).
 #   SCHEDULE=... UNTIL_STEP=... INIT_DIR=sample-models \
 #     bash sample-models/recipe/train_apart.sh NAME:FROM_STEP:SECONDS... -- [train.py args...]
 set -u
@@ -24,10 +25,11 @@ done
 rc=0
 for r in "${runs[@]}"; do
     IFS=: read -r name from secs <<< "$r"
-    echo "== $name from global step $from, up to $secs s"
-    mkdir -p "$OUT/$name"
-    NAMES=$name FROM_STEP=$from CALL_SECONDS=$secs bash "$R/device_train.sh" 0 "$@" > "$OUT/$name/call.log" 2>&1 || rc=1
-    mv "$OUT"/*.tar.gz "$OUT/$name/" 2>/dev/null
-    grep -E "^part |^schedule:|train_family.sh failed|done:" "$OUT/$name/call.log" | tail -n 12
+    dir=${name//@/_}
+    echo "== $name from global step $from, up to $secs s (files in \$OUT/$dir)"
+    mkdir -p "$OUT/$dir"
+    NAMES=$name FROM_STEP=$from CALL_SECONDS=$secs bash "$R/device_train.sh" 0 "$@" > "$OUT/$dir/call.log" 2>&1 || rc=1
+    mv "$OUT"/*.tar.gz "$OUT/$dir/" 2>/dev/null
+    grep -E "^part |^schedule:|train_family.sh failed|done:" "$OUT/$dir/call.log" | tail -n 12
 done
 exit $rc

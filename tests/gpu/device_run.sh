@@ -58,11 +58,11 @@ sanitize)
             HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
             echo "sanitizer tool=$tool rc=$? chunk model=$(basename ${args%% *}) ${args#* } $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         done
-        # gla SWLA by state differences (HS_CUDA_GLA_SWLA_DIFF=1, the A/B)
-        for args in "$tmp/m --swla --swla-window 40" "$tmp/m --swla=overlap --swla-window 100 --swla-stride 30"; do
-            HS_CUDA_GLA_SWLA_DIFF=1 HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
-            echo "sanitizer tool=$tool rc=$? chunk diff model=$(basename ${args%% *}) ${args#* } $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
-        done
+        # gla SWLA with both modes on one form (by default overlap subtracts states, exact's scan chunks)
+        for df in 1 0; do for args in "$tmp/m --swla --swla-window 40" "$tmp/m --swla=overlap --swla-window 100 --swla-stride 30"; do
+            HS_CUDA_GLA_SWLA_DIFF=$df HS_CUDA_LINATTN=chunk timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN logits $args --text-file $tmp/t --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
+            echo "sanitizer tool=$tool rc=$? chunk diff=$df model=$(basename ${args%% *}) ${args#* } $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
+        done; done
         # the pooled-map kernel (kernels/cuda/pooled_map.cu): gla (HH, with its nope head), gdn, both with SWLA
         for args in "$tmp/m --head 0.0.1 --swla --swla-window 40" "$tmp/m --head 0.1.0 --agg max" "$tmp/g --head 1.0.2 --swla=overlap --swla-window 48"; do
             timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN map $args --text-file $tmp/t --bins 30 --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
@@ -109,6 +109,7 @@ verify)  # every kernel change since the last GPU run checked, not compared, in 
         echo "la_check HS_CUDA_LA_STAGE=1: $(HS_CUDA_LA_STAGE=1 timeout 60 "$la" check | la_fails)"
         echo "la_check HS_CUDA_GLA_DIAG=pairwise: $(HS_CUDA_GLA_DIAG=pairwise timeout 60 "$la" check | la_fails)"
         echo "la_check HS_CUDA_GLA_SWLA_DIFF=1: $(HS_CUDA_GLA_SWLA_DIFF=1 timeout 60 "$la" check | la_fails)"
+        echo "la_check HS_CUDA_GLA_SWLA_DIFF=0: $(HS_CUDA_GLA_SWLA_DIFF=0 timeout 60 "$la" check | la_fails)"
     else echo "verify: la_check build failed"; fi
     wait $vlb
     for v in gla32w gdnout2; do

@@ -15,9 +15,12 @@ HS_CUDA_LA_STAGE=1 timeout 120 "$bin" check || exit 1
 # the gla output kernel's diagonal blocks pairwise (the default factors them where the decays allow)
 echo "la_check with HS_CUDA_GLA_DIAG=pairwise:"
 HS_CUDA_GLA_DIAG=pairwise timeout 120 "$bin" check || exit 1
-# gla SWLA by state differences (the plain scan; the output kernel subtracts the state entering the window)
+# gla SWLA by state differences (overlap's default) and by the subtracting scan (exact's) for
+# both modes: each form is checked in the mode it does not run by default too
 echo "la_check with HS_CUDA_GLA_SWLA_DIFF=1:"
 HS_CUDA_GLA_SWLA_DIFF=1 timeout 120 "$bin" check || exit 1
+echo "la_check with HS_CUDA_GLA_SWLA_DIFF=0:"
+HS_CUDA_GLA_SWLA_DIFF=0 timeout 120 "$bin" check || exit 1
 # the gdn state pass in both widths for every case it runs (by default 8 columns a block only
 # where 16 would leave SMs idle)
 echo "la_check with HS_CUDA_GDN_BV=8:"

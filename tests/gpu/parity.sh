@@ -130,10 +130,12 @@ check "chunk glac swla exact W=100 T=1501" "$tmp/glac" "$t1500" --swla=exact --s
 check "chunk gla128 swla exact W=50" "$tmp/gla128" "$t301" --swla --swla-window 50
 check "chunk gla swla overlap W=64 S=16" "$tmp/gla" "$t301" --swla=overlap --swla-window 64 --swla-stride 16
 check "chunk gla swla overlap W=300 S=100 T=1501" "$tmp/gla" "$t1500" --swla=overlap --swla-window 300 --swla-stride 100
-# gla SWLA by state differences (HS_CUDA_GLA_SWLA_DIFF=1, the A/B): exact and overlap
+# gla SWLA in the form each mode does not run by default (HS_CUDA_GLA_SWLA_DIFF=1: exact by
+# state differences; =0: overlap by the subtracting scan)
 HS_CUDA_GLA_SWLA_DIFF=1 check "chunk diff glac swla exact W=100 T=1501" "$tmp/glac" "$t1500" --swla=exact --swla-window 100
 HS_CUDA_GLA_SWLA_DIFF=1 check "chunk diff gla128 swla exact W=50" "$tmp/gla128" "$t301" --swla --swla-window 50
-HS_CUDA_GLA_SWLA_DIFF=1 check "chunk diff gla swla overlap W=300 S=100 T=1501" "$tmp/gla" "$t1500" --swla=overlap --swla-window 300 --swla-stride 100
+HS_CUDA_GLA_SWLA_DIFF=0 check "chunk scan gla swla overlap W=300 S=100 T=1501" "$tmp/gla" "$t1500" --swla=overlap --swla-window 300 --swla-stride 100
+HS_CUDA_GLA_SWLA_DIFF=0 check "chunk scan gla swla overlap W=64 S=16" "$tmp/gla" "$t301" --swla=overlap --swla-window 64 --swla-stride 16
 check "chunk gdn64 swla overlap W=128 S=64 T=1501" "$tmp/gdn64" "$t1500" --swla=overlap --swla-window 128 --swla-stride 64
 check "chunk gdn64 swla exact W=128 T=1501" "$tmp/gdn64" "$t1500" --swla=exact --swla-window 128
 check "chunk gdn swla exact W=192" "$tmp/gdn" "$t301" --swla=exact --swla-window 192
