@@ -26,7 +26,9 @@ void hs_ctl_run_view(hs_controller *c) {
         if ((need & JOB_BIT(k)) && c->jobs[k].failed == c->jobs[k].want && c->jobs[k].have != c->jobs[k].want)
             again |= JOB_BIT(k);
     if (again) hs_ctl_bump(c, again);
-    else if (need) hs_ctl_set_message(c, hs_ctl_pending(c) ? "running" : "up to date");
+    /* a job in flight shows itself (job line and progress bar); a message saying so would
+     * outlive it, since messages stay until the next key */
+    else if (need && !hs_ctl_pending(c)) hs_ctl_set_message(c, "up to date");
     hs_ctl_unlock(c);
 }
 

@@ -275,6 +275,31 @@ static int wait_idle(hs_controller *c, double timeout) {
     }
 }
 
+/* Enter while the view's job is in flight: the status line shows the job itself, and nothing
+ * of it is left behind once the job is done (a "running" message stayed until the next key) */
+TEST(controller_enter_while_running_leaves_no_message) {
+    if (!assets_available()) SKIP("assets/ not found");
+    char err[256];
+    hs_controller *c = open_ctl("m31", err, sizeof err);
+    CHECK(c, "%s", err);
+    CHECK(hs_ctl_start(c, err, sizeof err) == 0, "%s", err);
+    CHECK(wait_idle(c, 60) == 0, "first probe never finished");
+    hs_ctl_toggle_log_scale(c);           /* a knob change: the probe runs again */
+    hs_ctl_key(c, HS_KEY_ENTER);
+    CHECK(wait_idle(c, 60) == 0, "probe never finished");
+    hs_ctl_lock(c);
+    char msg[sizeof c->message];
+    snprintf(msg, sizeof msg, "%s", c->message);
+    hs_ctl_unlock(c);
+    CHECK(!strstr(msg, "running"), "message after the job: '%s'", msg);
+    hs_ctl_key(c, HS_KEY_ENTER);          /* nothing to run: says so */
+    hs_ctl_lock(c);
+    snprintf(msg, sizeof msg, "%s", c->message);
+    hs_ctl_unlock(c);
+    CHECK(!strcmp(msg, "up to date"), "message when idle: '%s'", msg);
+    close_ctl(c);
+}
+
 TEST(controller_worker_newest_wins_and_cancels) {
     if (!assets_available()) SKIP("assets/ not found");
     char err[256];
