@@ -275,6 +275,13 @@ static int wait_idle(hs_controller *c, double timeout) {
     }
 }
 
+/* the status-line message, copied under the controller's lock (the worker may set it) */
+static void status_message(char *out, size_t n, hs_controller *c) {
+    hs_ctl_lock(c);
+    snprintf(out, n, "%s", c->message);
+    hs_ctl_unlock(c);
+}
+
 /* Enter while the view's job is in flight: the status line shows the job itself, and nothing
  * of it is left behind once the job is done (a "running" message stayed until the next key) */
 TEST(controller_enter_while_running_leaves_no_message) {
@@ -287,15 +294,11 @@ TEST(controller_enter_while_running_leaves_no_message) {
     hs_ctl_toggle_log_scale(c);           /* a knob change: the probe runs again */
     hs_ctl_key(c, HS_KEY_ENTER);
     CHECK(wait_idle(c, 60) == 0, "probe never finished");
-    hs_ctl_lock(c);
     char msg[sizeof c->message];
-    snprintf(msg, sizeof msg, "%s", c->message);
-    hs_ctl_unlock(c);
+    status_message(msg, sizeof msg, c);
     CHECK(!strstr(msg, "running"), "message after the job: '%s'", msg);
     hs_ctl_key(c, HS_KEY_ENTER);          /* nothing to run: says so */
-    hs_ctl_lock(c);
-    snprintf(msg, sizeof msg, "%s", c->message);
-    hs_ctl_unlock(c);
+    status_message(msg, sizeof msg, c);
     CHECK(!strcmp(msg, "up to date"), "message when idle: '%s'", msg);
     close_ctl(c);
 }
