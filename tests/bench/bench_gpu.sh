@@ -13,7 +13,10 @@
 # BENCH_QKV_PRESETS (presets also run with q, k, v by three GEMMs, HS_CUDA_QKV_BATCH=0, default 376m),
 # BENCH_GATE_PRESETS (presets whose GLA model also runs with the gla gate by a second low-rank GEMM
 # and a gate pass, HS_CUDA_GLA_GATE_FUSE=0, default 376m), BENCH_GBF16_PRESETS (presets whose GLA
-# and GDN models also run with the output gate's projection in fp32, HS_CUDA_G_BF16=0, default 376m), BENCH_GEMMS=0 to skip the layer-GEMM rows, BENCH_AB=0 to skip every A/B row (the rows with an HS_CUDA_* setting; they run after the reference), BENCH_STEP_S (timeout of each step, default 300), BENCH_BUILD_ONLY=1 (build hs_gpu_bench and stop).
+# and GDN models also run with the output gate's projection in fp32, HS_CUDA_G_BF16=0, default 376m), BENCH_ANALYSIS_PRESETS (presets whose
+# analysis pass is timed at BENCH_ANALYSIS_T, default 65536: every head's statistics on 64 probe rows,
+# default 376m), BENCH_MAPS_PRESETS (of those, presets whose analysis also pools every head's map,
+# default none), BENCH_GEMMS=0 to skip the layer-GEMM rows, BENCH_AB=0 to skip every A/B row (the rows with an HS_CUDA_* setting; they run after the reference), BENCH_STEP_S (timeout of each step, default 300), BENCH_BUILD_ONLY=1 (build hs_gpu_bench and stop).
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -36,7 +39,7 @@ check_list() {   # VAR "entries" "allowed"
 [ -n "${PRESETS// /}" ] || { echo "bench-gpu: BENCH_PRESETS: no presets given (known: $bench_presets)" >&2; exit 2; }
 check_list BENCH_TYPES "$TYPES" "$bench_types"
 check_list BENCH_PRESETS "$PRESETS" "$bench_presets"
-for v in BENCH_EAGER_PRESETS BENCH_REF_PRESETS BENCH_BV16_PRESETS BENCH_FFN_PRESETS BENCH_QKV_PRESETS \
+for v in BENCH_ANALYSIS_PRESETS BENCH_MAPS_PRESETS BENCH_EAGER_PRESETS BENCH_REF_PRESETS BENCH_BV16_PRESETS BENCH_FFN_PRESETS BENCH_QKV_PRESETS \
          BENCH_GATE_PRESETS BENCH_GBF16_PRESETS; do
     check_list "$v" "${!v-}" "$bench_presets"
 done
@@ -94,6 +97,18 @@ ours_rows() {
     done
 }
 ours_rows "$PRESETS"
+# The analysis pass at 64K (issue 5: under 1 s for 376m): a forward with every head's entropy,
+# top-k hit and argmax on 64 probe rows; with BENCH_MAPS_PRESETS also every head's pooled map
+# (256 x 256, sampled rows as `map` makes it: minutes for a whole model, so not by default)
+ap=${BENCH_ANALYSIS_PRESETS-376m}; mp=${BENCH_MAPS_PRESETS-}
+for p in ${ap//,/ }; do
+    [[ " ${mp//,/ } " == *" $p "* ]] && mapflag=--maps || mapflag=
+    for t in $TYPES; do
+        echo "== analysis preset=$p efficient=$t LH 3:1 NoPE"
+        timeout "$STEP" $B model --preset "$p" --efficient "$t" --lengths "${BENCH_ANALYSIS_T:-65536}" --reps 2 \
+            --analysis 64 $mapflag
+    done
+done
 # the reference before the A/B rows: a call cut by the device's limit keeps the rows the targets need
 if [ "${BENCH_TORCH:-1}" != 0 ]; then
     timeout "$STEP" python3 tests/bench/torch_ref.py kernels 65536 8 128

@@ -3,7 +3,7 @@
 # when the image lacks libcjson/openblas; tests/gpu/fetch_carry.sh fetches .deps and .whl on a
 # machine with a network), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
-# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed, cutab.
+# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed, cutab, analysis.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
@@ -68,6 +68,14 @@ sanitize)
             timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $HS_BIN map $args --text-file $tmp/t --bins 30 --device cuda --out $tmp/o.npy > $tmp/s.log 2>&1
             echo "sanitizer tool=$tool rc=$? map model=$(basename ${args%% *}) ${args#* } $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $tmp/s.log | tail -1)"
         done
+    done ;;
+analysis) # the analysis pass at 64K alone (make bench-gpu times it too): every head's statistics,
+          # then (ANALYSIS_MAPS=1) every head's pooled map, 376m LH 3:1 NoPE, random weights
+    BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/analysis_build.log" 2>&1 || { echo "analysis: build failed"; tail -5 "$OUT/analysis_build.log"; }
+    for t in ${ANALYSIS_TYPES:-swa gla gdn}; do
+        echo "== analysis preset=376m efficient=$t"
+        timeout "${ANALYSIS_STEP_S:-120}" build/hs_gpu_bench model --preset 376m --efficient "$t" --lengths 65536 --reps 2 \
+            --analysis 64 ${ANALYSIS_MAPS:+--maps}; echo "rc=$?"
     done ;;
 graph)    # the forward replayed from its CUDA graph against eager launches (engine/cuda/forward.cu)
     BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/graph_build.log" 2>&1 || { echo "graph: build failed"; tail -5 "$OUT/graph_build.log"; }
