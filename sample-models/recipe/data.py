@@ -187,7 +187,7 @@ class Mixture:
     """Endless rows of ROW tokens with loss weights; deterministic from seed."""
 
     def __init__(self, assets, L0, seed, p_needle=0.6, p_full=0.3, answer_weight=5.0, p_copy=0.0,
-                 copy_weight=2.0, copy_lengths=(8, 480), p_kv=0.0):
+                 copy_weight=2.0, copy_lengths=(8, 480), p_kv=0.0, copy_alphabet=COPY_ALPHABET):
         self.a, self.L0, self.row = assets, L0, L0 + 32
         self.seed = seed
         self.rng = random.Random(seed)
@@ -195,6 +195,7 @@ class Mixture:
         self.p_copy, self.copy_weight = p_copy, copy_weight
         self.p_kv = p_kv
         self.copy_lengths = copy_lengths
+        self.copy_alphabet = copy_alphabet
         self.min_len = {t: min_length(assets, t) for t in (SK1, SK2, SK3)}
 
     def prose(self, n):
@@ -208,12 +209,14 @@ class Mixture:
         lengths are log-uniform in copy_lengths ([8, 480] by default), so the look-back
         distance ranges from a few tokens (within a swa window) to half the row (only a global
         head reaches it); a short range such as [8, 32] (nearly every character unique in its
-        string) is the easier drill."""
+        string) is the easier drill. A small copy_alphabet (e.g. "abcd") makes every character
+        recur within a few positions, so only a match of several characters finds the place to
+        copy from: a one-character look-back fails on these drills."""
         toks, w = [BOS], [1.0]
         while len(toks) < self.row:
             lo, hi = self.copy_lengths
             n = int(round(math.exp(self.rng.uniform(math.log(lo), math.log(hi)))))
-            r = [ord(self.rng.choice(COPY_ALPHABET)) for _ in range(n)]
+            r = [ord(self.rng.choice(self.copy_alphabet)) for _ in range(n)]
             seg = r + list(b" | ")
             toks += seg + r + [ord("\n")]
             w += [1.0] * len(seg) + [self.copy_weight] * n + [1.0]
@@ -310,7 +313,7 @@ class Mixture:
                 "kv_rows": "groups of 2-12 needle sentences (0-2 noise sentences between), then one question "
                            "per key in shuffled order answered with the value (weight answer_weight); "
                            "drawn before copy rows",
-                "copy_rows": f"random [0-9a-z] strings, length log-uniform in {list(self.copy_lengths)}, ' | ', "
+                "copy_rows": f"random {'[0-9a-z]' if self.copy_alphabet == COPY_ALPHABET else repr(self.copy_alphabet)} strings, length log-uniform in {list(self.copy_lengths)}, ' | ', "
                              f"the string again (weight {self.copy_weight}); the rest of the row after p_copy: "
                              "needle with p_needle, else prose",
                 "depth": "uniform [0, 100]",

@@ -73,6 +73,8 @@ def main():
     ap.add_argument("--copy-from", type=int, default=0, help="copy drills only from this step on")
     ap.add_argument("--kv-from", type=int, default=0, help="key-value rows only from this step on")
     ap.add_argument("--copy-lengths", default="8,120")
+    ap.add_argument("--copy-alphabet", default=data.COPY_ALPHABET,
+                    help="characters of the copy drills' strings (see data.Mixture.copy_row)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--threads", type=int, default=1)
@@ -93,7 +95,7 @@ def main():
         key = (a.p_copy if step >= a.copy_from else 0.0, a.p_kv if step >= a.kv_from else 0.0)
         if key not in mixtures:
             mixtures[key] = data.Mixture(assets, a.L0, 1234, p_needle=0.0, p_copy=key[0], p_kv=key[1],
-                                         copy_lengths=lens)
+                                         copy_lengths=lens, copy_alphabet=a.copy_alphabet)
         m = mixtures[key]
         m.at_step(step)
         return m
