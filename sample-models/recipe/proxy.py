@@ -30,6 +30,8 @@ def mixer(typ, heads):
         m["rope_theta"] = 10000.0
     if typ == "gla":
         m.update({"gate_low_rank_dim": 16, "gate_logit_normalizer": 16, "use_short_conv": False})
+    if typ == "gdn":                 # as the family's gdn layers
+        m.update({"use_short_conv": True, "conv_size": 4, "allow_neg_eigval": False})
     return m
 
 
@@ -58,7 +60,7 @@ def answer_accuracy(model, rows):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--type", default="rope", choices=("rope", "nope", "gla"))
+    ap.add_argument("--type", default="rope", choices=("rope", "nope", "gla", "gdn"))
     ap.add_argument("--lh", action="store_true", help="every fourth layer NoPE (LH 3:1)")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--hidden", type=int, default=64)

@@ -138,6 +138,9 @@ def main():
                          "sentences (see data.Mixture.kv_row), drawn before copy rows")
     ap.add_argument("--copy-lengths", default="8,480",
                     help="LO,HI: copy-drill string lengths, log-uniform (see data.Mixture.copy_row)")
+    ap.add_argument("--copy-alphabet", default=data.COPY_ALPHABET,
+                    help="the characters of copy-drill strings, at least two of [0-9a-z] (default all 36); "
+                         "a small one (01) makes a one-character look-back fail on the drills")
     ap.add_argument("--assets", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--time-limit", type=float, default=0, help="seconds; stop early (recorded)")
@@ -212,6 +215,8 @@ def main():
             raise ValueError
     except ValueError:
         raise SystemExit(f"--copy-lengths: expected LO,HI with 1 <= LO <= HI, got {a.copy_lengths!r}")
+    if len(set(a.copy_alphabet)) < 2 or any(c not in data.COPY_ALPHABET for c in a.copy_alphabet):
+        raise SystemExit(f"--copy-alphabet: expected two or more of [0-9a-z], got {a.copy_alphabet!r}")
 
     t_start = time.time()
     torch.manual_seed(a.seed)
@@ -263,7 +268,7 @@ def main():
     mixture = data.Mixture(assets, cfg["train_context"], data_seed,
                            p_needle=a.p_needle, p_copy=a.p_copy, p_kv=a.p_kv,
                            copy_lengths=tuple(int(x) for x in a.copy_lengths.split(",")),
-                           answer_weight=a.answer_weight)
+                           copy_alphabet=a.copy_alphabet, answer_weight=a.answer_weight)
     os.makedirs(a.out, exist_ok=True)
     log = open(os.path.join(a.out, a.name + ".log"), "a")
 
