@@ -168,9 +168,7 @@ static int bench_model(int argc, char **argv) {
         if (analysis_rows > 0 && analysis_rows <= T) {
             /* the probe's analysis pass: every head's entropy / top-k hit / argmax on the last
              * analysis_rows positions, computed inside the forward (hs_forward_opts.stats) */
-            int nh = 0;
-            for (int l = 0; l < m.cfg.num_layers; l++)
-                for (int j = 0; j < m.cfg.layers[l].n_mixers; j++) nh += m.cfg.layers[l].mixers[j].num_heads;
+            const int nh = hs_config_head_count(&m.cfg);
             int *rows = (int *)malloc(sizeof(int) * (size_t)analysis_rows);
             double *ent = (double *)malloc(sizeof(double) * (size_t)nh * analysis_rows);
             int *hit = (int *)malloc(sizeof(int) * (size_t)nh * analysis_rows);
@@ -201,9 +199,7 @@ static int bench_model(int argc, char **argv) {
         if (maps) {
             /* every head's pooled map as `map --device cuda` makes it by default (256 x 256 bins,
              * 16 sampled rows a row bin past 4K queries), all in one forward */
-            int nh = 0;
-            for (int l = 0; l < m.cfg.num_layers; l++)
-                for (int j = 0; j < m.cfg.layers[l].n_mixers; j++) nh += m.cfg.layers[l].mixers[j].num_heads;
+            const int nh = hs_config_head_count(&m.cfg);
             hs_map_opts *mo = (hs_map_opts *)calloc((size_t)nh, sizeof *mo);
             hs_pooled_map *pm = (hs_pooled_map *)calloc((size_t)nh, sizeof *pm);
             long long *used = (long long *)calloc((size_t)nh, sizeof *used);
