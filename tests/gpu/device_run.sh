@@ -24,6 +24,14 @@ fi
 t0=$(date +%s)
 # steps that use only the linear-attention check program skip the engine's build (~70 s)
 la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail|diffab) ;; *) la_only=0 ;; esac; done
+# PREBUILT=1 (analysis alone): build/hs_gpu_bench built on the development machine and carried
+# (`BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build` there, same nvcc) saves the ~70 s
+# engine build and the ~50 s bench build; where it does not load here it is rebuilt
+prebuilt=0
+if [ "${PREBUILT:-0}" = 1 ] && [ "$steps" = analysis ] && [ -x build/hs_gpu_bench ]; then
+    if build/hs_gpu_bench 2>&1 | grep -q "usage: bench_gpu"; then prebuilt=1; la_only=1; echo "prebuilt: build/hs_gpu_bench loads"
+    else echo "prebuilt: build/hs_gpu_bench does not load here ($(build/hs_gpu_bench 2>&1 | head -1)); building"; fi
+fi
 if [ $la_only = 0 ]; then
     make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
@@ -71,7 +79,8 @@ sanitize)
     done ;;
 analysis) # the analysis pass at 64K alone (make bench-gpu times it too): every head's statistics,
           # then (ANALYSIS_MAPS=1) every head's pooled map, 376m LH 3:1 NoPE, random weights
-    BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/analysis_build.log" 2>&1 || { echo "analysis: build failed"; tail -5 "$OUT/analysis_build.log"; }
+    [ $prebuilt = 1 ] || BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build > "$OUT/analysis_build.log" 2>&1 ||
+        { echo "analysis: build failed"; tail -5 "$OUT/analysis_build.log"; }
     for t in ${ANALYSIS_TYPES:-swa gla gdn}; do
         echo "== analysis preset=376m efficient=$t"
         timeout "${ANALYSIS_STEP_S:-120}" build/hs_gpu_bench model --preset 376m --efficient "$t" --lengths 65536 --reps 2 \
