@@ -24,10 +24,12 @@ import data  # noqa: E402
 from model import HybridLM, Knobs  # noqa: E402
 
 
-def mixer(typ, heads):
+def mixer(typ, heads, window=36):
     m = {"type": typ, "num_heads": heads}
-    if typ == "rope":
+    if typ in ("rope", "swa"):
         m["rope_theta"] = 10000.0
+    if typ == "swa":                 # the family's 128 of 1,024 scaled to the proxy's rows
+        m["window"] = window
     if typ == "gla":
         m.update({"gate_low_rank_dim": 16, "gate_logit_normalizer": 16, "use_short_conv": False})
     if typ == "gdn":                 # as the family's gdn layers
@@ -35,13 +37,13 @@ def mixer(typ, heads):
     return m
 
 
-def config(typ, layers, hidden, heads, head_dim, L0, lh):
+def config(typ, layers, hidden, heads, head_dim, L0, lh, window=36):
     """Every layer TYPE, or with lh the family's LH 3:1 layout (every fourth layer NoPE)."""
     return {"model_type": "hybrid", "vocab_size": 258, "hidden_size": hidden,
             "intermediate_size": 2 * hidden, "num_hidden_layers": layers, "head_dim": head_dim,
             "norm_eps": 1e-6, "tie_word_embeddings": True, "train_context": L0,
             "tokenizer": {"type": "bytes", "bos_id": 256, "eos_id": 257},
-            "layers": [{"mixers": [mixer("nope" if lh and i % 4 == 3 else typ, heads)]}
+            "layers": [{"mixers": [mixer("nope" if lh and i % 4 == 3 else typ, heads, window)]}
                        for i in range(layers)]}
 
 
@@ -60,7 +62,8 @@ def answer_accuracy(model, rows):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--type", default="rope", choices=("rope", "nope", "gla", "gdn"))
+    ap.add_argument("--type", default="rope", choices=("rope", "nope", "swa", "gla", "gdn"))
+    ap.add_argument("--window", type=int, default=36, help="swa window (the family's 128/1024 of a 288-byte row)")
     ap.add_argument("--lh", action="store_true", help="every fourth layer NoPE (LH 3:1)")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--hidden", type=int, default=64)
@@ -85,7 +88,7 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     assets = data.Assets(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../assets"))
-    cfg = config(a.type, a.layers, a.hidden, a.heads, a.head_dim, a.L0, a.lh)
+    cfg = config(a.type, a.layers, a.hidden, a.heads, a.head_dim, a.L0, a.lh, a.window)
     model = HybridLM(cfg)
     model.init_weights(a.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.1)
