@@ -24,13 +24,19 @@ fi
 t0=$(date +%s)
 # steps that use only the linear-attention check program skip the engine's build (~70 s)
 la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail|diffab) ;; *) la_only=0 ;; esac; done
-# PREBUILT=1 (analysis alone): build/hs_gpu_bench built on the development machine and carried
-# (`BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build` there, same nvcc) saves the ~70 s
-# engine build and the ~50 s bench build; where it does not load here it is rebuilt
+# PREBUILT=1: binaries built on the development machine (same nvcc 13.0) and carried in build/:
+# `make` there gives build/hybridscope and build/libhs_cuda.so (the engine build skipped here,
+# ~70 s: evaltable, parity, ...), `BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build`
+# build/hs_gpu_bench (analysis, ~50 s). Each is used only where it loads here, else rebuilt.
 prebuilt=0
-if [ "${PREBUILT:-0}" = 1 ] && [ "$steps" = analysis ] && [ -x build/hs_gpu_bench ]; then
-    if build/hs_gpu_bench 2>&1 | grep -q "usage: bench_gpu"; then prebuilt=1; la_only=1; echo "prebuilt: build/hs_gpu_bench loads"
-    else echo "prebuilt: build/hs_gpu_bench does not load here ($(build/hs_gpu_bench 2>&1 | head -1)); building"; fi
+if [ "${PREBUILT:-0}" = 1 ]; then
+    if [ -x build/hybridscope ] && build/hybridscope --version > /dev/null 2>&1 && [ -f build/libhs_cuda.so ] &&
+       ! ldd build/libhs_cuda.so 2>&1 | grep -q "not found"; then
+        la_only=1; echo "prebuilt: build/hybridscope and build/libhs_cuda.so load; no engine build"
+    else echo "prebuilt: the carried engine does not load here; building"; fi
+    if [ -x build/hs_gpu_bench ] && build/hs_gpu_bench 2>&1 | grep -q "usage: bench_gpu"; then
+        prebuilt=1; echo "prebuilt: build/hs_gpu_bench loads"
+    fi
 fi
 if [ $la_only = 0 ]; then
     make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
@@ -103,12 +109,17 @@ evaltable)  # the sample models' quality bar and extrapolation table on the GPU 
     # EVAL_DIR: the checkpoints under DIR/NAME (a training call's /tmp/family: device_eval.sh).
     # Finished runs are cached on the machine (EVAL_CACHE), so a table cut by EVAL_TIMEOUT
     # seconds (0: none) resumes where it stopped when the step runs again on the same machine.
+    # The cache comes back as $OUT/evalcache.tgz, so a table cut by the device's limits resumes on
+    # any later machine: carry that file in and name it in EVAL_CACHE_IN.
     ec=${EVAL_CACHE:-/tmp/hs_evalcache}; mkdir -p "$ec"
+    [ -n "${EVAL_CACHE_IN:-}" ] && { tar xzf "$EVAL_CACHE_IN" -C "$ec" && echo "evalcache: $(ls "$ec" | wc -l) runs carried in" ||
+        echo "evalcache: $EVAL_CACHE_IN: not a cache archive"; }
     python3 sample-models/recipe/evaluate.py bar --samples 5 --device cuda --cache "$ec" ${EVAL_DIR:+--dir "$EVAL_DIR"} > "$OUT/bar.md" 2>&1; echo "bar rc=$?"; cat "$OUT/bar.md"
     timeout "${EVAL_TIMEOUT:-0}" python3 sample-models/recipe/evaluate.py table --device cuda --cache "$ec" ${EVAL_DIR:+--dir "$EVAL_DIR"} \
         ${EVAL_ARGS:---samples 1 --ppl-docs 2} > "$OUT/table.md" 2>&1
     rc=$?; [ $rc = 124 ] && echo "table: cut at EVAL_TIMEOUT=$EVAL_TIMEOUT s with $(ls "$ec" | wc -l) runs cached; evaltable again on this machine resumes it"
-    echo "table rc=$rc ($(( $(date +%s) - t1 )) s with the bar)"; tail -3 "$OUT/table.md" ;;
+    echo "table rc=$rc ($(( $(date +%s) - t1 )) s with the bar)"; tail -3 "$OUT/table.md"
+    tar czf "$OUT/evalcache.tgz" -C "$ec" . && echo "evalcache: $(ls "$ec" | wc -l) runs in \$OUT/evalcache.tgz" ;;
 verify)  # every kernel change since the last GPU run checked, not compared, in ~7-8 min: la_check
         # of the default build (both gdn widths, unstaged) and of the gla32w / gdnout2 A/B builds,
         # kcheck (the attention kernels, RoPE-as-it-loads included),
