@@ -22,22 +22,24 @@ if ! pkg-config --exists libcjson openblas 2>/dev/null && [ -d .deps ]; then
     echo "deps: using carried debs"
 fi
 t0=$(date +%s)
-# steps that use only the linear-attention check program skip the engine's build (~70 s)
-la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail|diffab) ;; *) la_only=0 ;; esac; done
 # PREBUILT=1: binaries built on the development machine (same nvcc 13.0) and carried in build/:
 # `make` there gives build/hybridscope and build/libhs_cuda.so (the engine build skipped here,
 # ~70 s: evaltable, parity, ...), `BENCH_BUILD_ONLY=1 bash tests/bench/bench_gpu.sh build`
 # build/hs_gpu_bench (analysis, ~50 s). Each is used only where it loads here, else rebuilt.
-prebuilt=0
+prebuilt=0 engine_ok=0
 if [ "${PREBUILT:-0}" = 1 ]; then
     if [ -x build/hybridscope ] && build/hybridscope --version > /dev/null 2>&1 && [ -f build/libhs_cuda.so ] &&
        ! ldd build/libhs_cuda.so 2>&1 | grep -q "not found"; then
-        la_only=1; echo "prebuilt: build/hybridscope and build/libhs_cuda.so load; no engine build"
-    else echo "prebuilt: the carried engine does not load here; building"; fi
+        engine_ok=1; echo "prebuilt: build/hybridscope and build/libhs_cuda.so load; no engine build"
+    else echo "prebuilt: the carried engine does not load here"; fi
     if [ -x build/hs_gpu_bench ] && build/hs_gpu_bench 2>&1 | grep -q "usage: bench_gpu"; then
         prebuilt=1; echo "prebuilt: build/hs_gpu_bench loads"
     fi
 fi
+# steps that use only the linear-attention check program (or a loading prebuilt bench) skip
+# the engine's build (~70 s)
+la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail|diffab) ;; analysis) [ $prebuilt = 1 ] || la_only=0 ;; *) la_only=0 ;; esac; done
+[ $engine_ok = 1 ] && la_only=1
 if [ $la_only = 0 ]; then
     make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     tail -1 "$OUT/build.log"; echo "build_s=$(( $(date +%s) - t0 ))"
