@@ -15,7 +15,17 @@
 
 #include "linattn_chunk_gdn_body.cuh"
 
+/* G8_BV: value columns a block, 8 by default; -DG8_BV=16 or 32 builds the A/B variants
+ * (LA_VARIANT=g8bv16 / g8bv32: a warp's W and Khat fragments serve G8_BV / 8 column tiles, so
+ * each step's 64 KB of tiles feeds more columns, with fewer blocks a head). G8_LDS: the row
+ * stride of U, S and Vn in shared memory, 8 or G8_BV + 8 (a stride of 8 or 24 mod 32 floats keeps
+ * the B-fragment reads (k + t) * G8_LDS + g free of bank conflicts). */
+#ifndef G8_BV
 #define G8_BV 8
+#endif
+static_assert(G8_BV == 8 || G8_BV == 16 || G8_BV == 32, "8, 16 or 32 value columns a block");
+#define G8_NT (G8_BV / 8)
+#define G8_LDS (G8_BV == 8 ? 8 : G8_BV + 8)
 #define G8_THREADS 256
 #define G8_WARPS (G8_THREADS / 32)
 
@@ -36,7 +46,7 @@ __device__ __forceinline__ void la_mma_16x8x8(float (&c)[4], const float (&a)[4]
 
 typedef gdn_state_layout g8_layout;
 
-__host__ __device__ static g8_layout g8_make(int dk) { return gdn_state_layout_make(dk, 8, G8_BV, 2); }
+__host__ __device__ static g8_layout g8_make(int dk) { return gdn_state_layout_make(dk, 8, G8_LDS, 2); }
 
 static size_t g8_smem(int dk) { return g8_make(dk).total * sizeof(float); }
 
@@ -51,7 +61,7 @@ __device__ static void g8_prefetch(const gdn_args &a, const g8_layout &Ly, float
     la_load_tile_async(base + Ly.k, dk + 8, a.Kh, ldw, (size_t)h * dk, t0, a.T, dk);
     for (int i = threadIdx.x; i < LC * (G8_BV / 4); i += blockDim.x) {
         const int r = i / (G8_BV / 4), c = (i % (G8_BV / 4)) * 4;
-        __pipeline_memcpy_async(base + Ly.u + r * G8_BV + c, a.Ub + (size_t)(t0 + r) * ldu + (size_t)h * a.dv + col0 + c, 16);
+        __pipeline_memcpy_async(base + Ly.u + r * G8_LDS + c, a.Ub + (size_t)(t0 + r) * ldu + (size_t)h * a.dv + col0 + c, 16);
     }
     if (threadIdx.x == 0) __pipeline_memcpy_async(base + Ly.lb, a.Lb + (size_t)n * a.H + h, 4);
 }
@@ -66,7 +76,7 @@ __global__ static void __launch_bounds__(G8_THREADS, 1) gdn_state8_kernel(gdn_ar
     const size_t ldu = (size_t)a.H * a.dv;
     int n_beg = 0, n_out = 0, n_end = a.N;
     if (a.sc > 0) la_overlap_pass((int)blockIdx.z, a.N, a.sc, a.wc, &n_beg, &n_out, &n_end);
-    for (int i = tid; i < dk * G8_BV; i += blockDim.x) ss[i] = 0.0f;
+    for (int i = tid; i < dk * G8_LDS; i += blockDim.x) ss[i] = 0.0f;
     g8_prefetch(a, Ly, sm, 0, n_beg, h, col0);
     __pipeline_commit();
     for (int n = n_beg; n < n_end; n++) {
@@ -80,21 +90,27 @@ __global__ static void __launch_bounds__(G8_THREADS, 1) gdn_state8_kernel(gdn_ar
             __pipeline_commit();
         }
         if (own) {                         /* S_n for the output kernel */
-            /* a row of S is two float4s (ss, Sb and dv are multiples of 4 floats) */
+            /* a row of S is G8_BV / 4 float4s (G8_LDS, Sb and dv are multiples of 4 floats) */
             float *sn = a.Sb + ((size_t)n * a.H + h) * dk * a.dv + col0;
-            for (int i = tid; i < dk * 2; i += blockDim.x)
-                *(float4 *)(sn + (size_t)(i >> 1) * a.dv + 4 * (i & 1)) = *(const float4 *)(ss + 4 * i);
+            for (int i = tid; i < dk * (G8_BV / 4); i += blockDim.x) {
+                const int r = i / (G8_BV / 4), c = 4 * (i % (G8_BV / 4));
+                *(float4 *)(sn + (size_t)r * a.dv + c) = *(const float4 *)(ss + r * G8_LDS + c);
+            }
         }
-        /* the partial Vn of row tile rt over the dk half `part`; part 0 starts from -U */
+        /* the partial Vn of row tile rt over the dk half `part`, each of the G8_NT column
+         * tiles from the same W fragments; part 0 starts from -U */
         {
             const int rt = warp & 3, part = warp >> 2, kp = dk >> 1, kb = part * kp;
             const int r0 = rt * 16 + g, r1 = r0 + 8;
-            float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            if (part == 0) {
-                c0[0] = -us[r0 * G8_BV + 2 * t];
-                c0[1] = -us[r0 * G8_BV + 2 * t + 1];
-                c0[2] = -us[r1 * G8_BV + 2 * t];
-                c0[3] = -us[r1 * G8_BV + 2 * t + 1];
+            float c0[G8_NT][4], c1[G8_NT][4];
+            #pragma unroll
+            for (int j = 0; j < G8_NT; j++) {
+                const int cj = 8 * j + 2 * t;
+                c0[j][0] = part == 0 ? -us[r0 * G8_LDS + cj] : 0.0f;
+                c0[j][1] = part == 0 ? -us[r0 * G8_LDS + cj + 1] : 0.0f;
+                c0[j][2] = part == 0 ? -us[r1 * G8_LDS + cj] : 0.0f;
+                c0[j][3] = part == 0 ? -us[r1 * G8_LDS + cj + 1] : 0.0f;
+                c1[j][0] = c1[j][1] = c1[j][2] = c1[j][3] = 0.0f;
             }
             int kk = 0;
             for (; kk + 16 <= kp; kk += 16) {  /* even and odd k-slices in separate accumulators */
@@ -103,28 +119,39 @@ __global__ static void __launch_bounds__(G8_THREADS, 1) gdn_state8_kernel(gdn_ar
                     const int k = kb + kk + 8 * u;
                     const float fa[4] = {ws[r0 * LDW + k + t], ws[r1 * LDW + k + t], ws[r0 * LDW + k + t + 4],
                                          ws[r1 * LDW + k + t + 4]};
-                    const float fb[2] = {ss[(k + t) * G8_BV + g], ss[(k + t + 4) * G8_BV + g]};
-                    la_mma_16x8x8(u ? c1 : c0, fa, fb);
+                    #pragma unroll
+                    for (int j = 0; j < G8_NT; j++) {
+                        const float fb[2] = {ss[(k + t) * G8_LDS + 8 * j + g], ss[(k + t + 4) * G8_LDS + 8 * j + g]};
+                        la_mma_16x8x8(u ? c1[j] : c0[j], fa, fb);
+                    }
                 }
             }
             if (kk < kp) {                     /* dk = 16: one k-slice a half */
                 const int k = kb + kk;
                 const float fa[4] = {ws[r0 * LDW + k + t], ws[r1 * LDW + k + t], ws[r0 * LDW + k + t + 4],
                                      ws[r1 * LDW + k + t + 4]};
-                const float fb[2] = {ss[(k + t) * G8_BV + g], ss[(k + t + 4) * G8_BV + g]};
-                la_mma_16x8x8(c0, fa, fb);
+                #pragma unroll
+                for (int j = 0; j < G8_NT; j++) {
+                    const float fb[2] = {ss[(k + t) * G8_LDS + 8 * j + g], ss[(k + t + 4) * G8_LDS + 8 * j + g]};
+                    la_mma_16x8x8(c0[j], fa, fb);
+                }
             }
-            float *vp = vn + (size_t)part * LC * G8_BV;
-            vp[r0 * G8_BV + 2 * t] = -(c0[0] + c1[0]);
-            vp[r0 * G8_BV + 2 * t + 1] = -(c0[1] + c1[1]);
-            vp[r1 * G8_BV + 2 * t] = -(c0[2] + c1[2]);
-            vp[r1 * G8_BV + 2 * t + 1] = -(c0[3] + c1[3]);
+            float *vp = vn + (size_t)part * LC * G8_LDS;
+            #pragma unroll
+            for (int j = 0; j < G8_NT; j++) {
+                const int cj = 8 * j + 2 * t;
+                vp[r0 * G8_LDS + cj] = -(c0[j][0] + c1[j][0]);
+                vp[r0 * G8_LDS + cj + 1] = -(c0[j][1] + c1[j][1]);
+                vp[r1 * G8_LDS + cj] = -(c0[j][2] + c1[j][2]);
+                vp[r1 * G8_LDS + cj + 1] = -(c0[j][3] + c1[j][3]);
+            }
         }
         __syncthreads();                   /* Vn's halves are whole and every warp is done reading S */
         if (own && a.Vb)
-            for (int i = tid; i < LC * 2; i += blockDim.x) {
-                const float4 x = *(const float4 *)(vn + 4 * i), y = *(const float4 *)(vn + LC * G8_BV + 4 * i);
-                *(float4 *)(a.Vb + (size_t)(t0 + (i >> 1)) * ldu + (size_t)h * a.dv + col0 + 4 * (i & 1)) =
+            for (int i = tid; i < LC * (G8_BV / 4); i += blockDim.x) {
+                const int r = i / (G8_BV / 4), c = 4 * (i % (G8_BV / 4));
+                const float4 x = *(const float4 *)(vn + r * G8_LDS + c), y = *(const float4 *)(vn + LC * G8_LDS + r * G8_LDS + c);
+                *(float4 *)(a.Vb + (size_t)(t0 + r) * ldu + (size_t)h * a.dv + col0 + c) =
                     make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
             }
         if (n + 1 == n_end) break;
@@ -132,24 +159,39 @@ __global__ static void __launch_bounds__(G8_THREADS, 1) gdn_state8_kernel(gdn_ar
         const float gl = expf(base[Ly.lb]);
         for (int tile = warp; tile < dk / 16; tile += G8_WARPS) {
             const int m0 = tile * 16 + g, m1 = m0 + 8;
-            float c0[4] = {gl * ss[m0 * G8_BV + 2 * t], gl * ss[m0 * G8_BV + 2 * t + 1], gl * ss[m1 * G8_BV + 2 * t],
-                           gl * ss[m1 * G8_BV + 2 * t + 1]};
-            float c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            float c0[G8_NT][4], c1[G8_NT][4];
+            #pragma unroll
+            for (int j = 0; j < G8_NT; j++) {
+                const int cj = 8 * j + 2 * t;
+                c0[j][0] = gl * ss[m0 * G8_LDS + cj];
+                c0[j][1] = gl * ss[m0 * G8_LDS + cj + 1];
+                c0[j][2] = gl * ss[m1 * G8_LDS + cj];
+                c0[j][3] = gl * ss[m1 * G8_LDS + cj + 1];
+                c1[j][0] = c1[j][1] = c1[j][2] = c1[j][3] = 0.0f;
+            }
             for (int kk = 0; kk < LC; kk += 16) {
                 #pragma unroll
                 for (int u = 0; u < 2; u++) {
                     const int k = kk + 8 * u;
                     const float fa[4] = {ks[(k + t) * LDK + m0], ks[(k + t) * LDK + m1], ks[(k + t + 4) * LDK + m0],
                                          ks[(k + t + 4) * LDK + m1]};
-                    const float fb[2] = {vn[(k + t) * G8_BV + g] + vn[LC * G8_BV + (k + t) * G8_BV + g],
-                                         vn[(k + t + 4) * G8_BV + g] + vn[LC * G8_BV + (k + t + 4) * G8_BV + g]};
-                    la_mma_16x8x8(u ? c1 : c0, fa, fb);
+                    #pragma unroll
+                    for (int j = 0; j < G8_NT; j++) {
+                        const int c = 8 * j + g;
+                        const float fb[2] = {vn[(k + t) * G8_LDS + c] + vn[LC * G8_LDS + (k + t) * G8_LDS + c],
+                                             vn[(k + t + 4) * G8_LDS + c] + vn[LC * G8_LDS + (k + t + 4) * G8_LDS + c]};
+                        la_mma_16x8x8(u ? c1[j] : c0[j], fa, fb);
+                    }
                 }
             }
-            ss[m0 * G8_BV + 2 * t] = c0[0] + c1[0];
-            ss[m0 * G8_BV + 2 * t + 1] = c0[1] + c1[1];
-            ss[m1 * G8_BV + 2 * t] = c0[2] + c1[2];
-            ss[m1 * G8_BV + 2 * t + 1] = c0[3] + c1[3];
+            #pragma unroll
+            for (int j = 0; j < G8_NT; j++) {
+                const int cj = 8 * j + 2 * t;
+                ss[m0 * G8_LDS + cj] = c0[j][0] + c1[j][0];
+                ss[m0 * G8_LDS + cj + 1] = c0[j][1] + c1[j][1];
+                ss[m1 * G8_LDS + cj] = c0[j][2] + c1[j][2];
+                ss[m1 * G8_LDS + cj + 1] = c0[j][3] + c1[j][3];
+            }
         }
     }
     __pipeline_wait_prior(0);

@@ -3,7 +3,7 @@
 # when the image lacks libcjson/openblas; tests/gpu/fetch_carry.sh fetches .deps and .whl on a
 # machine with a network), kernel checks, GPU parity, compute-sanitizer, then
 # make bench-gpu. Logs under $OUT. Usage: bash tests/gpu/device_run.sh [kcheck] [parity] [graph] [sanitize] [bench]
-# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed, cutab, analysis.
+# (the default set) or any of those plus evaltable, verify, lagain, prefprof, map, laprof, ladetail, decode, dspeed, cutab, analysis, g8ab.
 # kcheck also runs every tests/gpu/kcheck_*.sh (kernel checks against verified kernels).
 set -u
 OUT=${OUT:-/tmp/hs_out}; mkdir -p "$OUT"
@@ -38,7 +38,7 @@ if [ "${PREBUILT:-0}" = 1 ]; then
 fi
 # steps that use only the linear-attention check program (or a loading prebuilt bench) skip
 # the engine's build (~70 s)
-la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail|diffab) ;; analysis) [ $prebuilt = 1 ] || la_only=0 ;; *) la_only=0 ;; esac; done
+la_only=1; for s in $steps; do case $s in laprof|cutab|ladetail|diffab|g8ab) ;; analysis) [ $prebuilt = 1 ] || la_only=0 ;; *) la_only=0 ;; esac; done
 [ $engine_ok = 1 ] && la_only=1
 if [ $la_only = 0 ]; then
     make -j16 "${MK[@]}" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
@@ -318,6 +318,19 @@ ladetail) # why the chunk kernels take their time: one 64K launch of each, ncu's
     echo "ladetail gla exact SWLA rc=$?"
     ncu --import "$OUT/ladetail_gla_exact_swla.ncu-rep" > "$OUT/ladetail_gla_exact_swla.txt" 2>&1
     grep -E "^  [a-z_]+kernel|Duration" "$OUT/ladetail_gla_exact_swla.txt" | sed 's/^ */  /' ;;
+g8ab)   # the gdn state pass (gdn_state8_kernel) with 8 / 16 / 32 value columns a block
+        # (LA_VARIANT=g8bv16 / g8bv32): each build's la_check, then the plain gdn chunk at 4K and
+        # 64K, three interleaved rounds (best of each kernel's own reps per row)
+    for v in "" g8bv16 g8bv32; do
+        b=$(LA_VARIANT=$v bash tests/gpu/la_build.sh build) || { echo "g8ab ${v:-default}: build failed"; continue; }
+        echo "g8ab ${v:-default} la_check: $(timeout 60 "$b" check | la_fails)"
+    done
+    for r in 1 2 3; do for v in "" g8bv16 g8bv32; do
+        b=build/la_check${v:+_$v}; [ -x "$b" ] || continue
+        for T in 4096 65536; do
+            echo "g8ab round=$r build=${v:-default} $(timeout 60 "$b" bench "$T" 8 128 gdn_chunk_plain | grep -E "name=gdn_chunk_plain")"
+        done
+    done; done ;;
 dspeed) timeout 300 bash tests/gpu/decode_speed.sh "$HS_BIN" > "$OUT/dspeed.log" 2>&1; echo "dspeed rc=$?"; cat "$OUT/dspeed.log" ;;
 esac; done
 # The device tool brings back at most 8 files of up to 16 MiB: past 7, this run's files but

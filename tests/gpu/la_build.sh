@@ -27,7 +27,9 @@ dpf4) out=${out}_dpf4; flags="-DGLA_DPF_EXACT=4" ;;   # exact's drops 4 ahead (t
 ld1) out=${out}_ld1; flags="-DGLA_LOAD_GROUPS=1 -DGDN_V_LATE=0" ;;   # the gla and gdn local and output kernels' first loads as one group (before session 22)
 burst1) out=${out}_burst1; flags="-DGLA_BURST=1" ;;   # an overlap burst's drops loaded one at a time (before session 20)
 lineinfo) out=${out}_lineinfo; flags="-lineinfo" ;;   # for ncu's source-level stall sampling (ladetail)
-*) echo "la_build: unknown LA_VARIANT '$LA_VARIANT' (gla8w, gla32w, gdn4w, gdnout2, dpf8, burst1, lineinfo, dpf4, ld1)" >&2; exit 2 ;;
+g8bv16) out=${out}_g8bv16; flags="-DG8_BV=16" ;;   # the 8-warp gdn state pass with 16 value columns a block (64 KB of tiles a step for 16)
+g8bv32) out=${out}_g8bv32; flags="-DG8_BV=32" ;;   # ... with 32 (a quarter of the 8-column pass's tile traffic, a quarter of its blocks)
+*) echo "la_build: unknown LA_VARIANT '$LA_VARIANT' (gla8w, gla32w, gdn4w, gdnout2, dpf8, burst1, lineinfo, dpf4, ld1, g8bv16, g8bv32)" >&2; exit 2 ;;
 esac
 src="tests/gpu/la_check.cu kernels/cuda/linattn.cu kernels/cuda/linattn_chunk.cu kernels/cuda/linattn_chunk_gdn.cu"
 deps="$src tests/gpu/la_check_cases.h kernels/cuda/linattn_chunk_gla_body.cuh kernels/cuda/linattn_chunk_gdn_body.cuh kernels/cuda/linattn_chunk_gdn_state8.cuh kernels/cuda/kernels.cuh kernels/cuda/linattn_chunk.cuh kernels/cuda/linattn_chunk_common.cuh kernels/cuda/linattn_window.h"
