@@ -17,7 +17,8 @@ static const char *CMD = "ppl";
 
 static void help(void) {
     printf("usage: hybridscope ppl MODEL [--length L] [--buckets log|linear] [--n-buckets K]\n"
-           "                      [--docs N] [--file F] [knobs] [--device cpu|cuda|auto]\n"
+           "                      [--docs N] [--split heldout|all | --file F] [knobs]\n"
+           "                      [--device cpu|cuda|auto]\n"
            "                      [--assets DIR] [--json | --csv]\n\n"
            "Perplexity by position: documents of L tokens (BOS, then L-1 bytes) cut from the\n"
            "public-domain prose in assets/ (or from F), non-overlapping and spread evenly over\n"
@@ -30,6 +31,8 @@ static void help(void) {
            "  --n-buckets K    number of buckets (default 16; log buckets that round to the\n"
            "                   same position merge)\n"
            "  --docs N         documents (default 8; fewer when the corpus is shorter)\n"
+           "  --split S        heldout (default): the last 10%% of the assets prose, which the\n"
+           "                   sample models never trained on; all: the whole prose\n"
            "  --file F         corpus file instead of the assets prose (bytes as they are)\n"
            "  --device D       cpu, cuda or auto (default auto)\n"
            "  --assets DIR     the assets directory (default: found next to the program)\n"
@@ -76,6 +79,7 @@ static char *read_corpus(const char *path, size_t *len) {
 static int cmd_ppl(int argc, char **argv) {
     const char *model_arg = NULL, *assets_arg = NULL, *file = NULL;
     int length = 0, n_buckets = 16, docs = 8, json = 0, csv = 0, device = HS_DEVICE_AUTO;
+    int heldout = 1, split_given = 0;
     hs_ppl_spacing spacing = HS_PPL_LOG;
     hs_knobs knobs;
     memset(&knobs, 0, sizeof knobs);
@@ -94,6 +98,13 @@ static int cmd_ppl(int argc, char **argv) {
             else hs_cli_die(CMD, "--buckets: '%s' is not log or linear", s);
         }
         else if (!strcmp(a, "--file")) file = hs_cli_str_flag(CMD, argc, argv, &i);
+        else if (!strcmp(a, "--split")) {
+            const char *s = hs_cli_str_flag(CMD, argc, argv, &i);
+            if (!strcmp(s, "heldout")) heldout = 1;
+            else if (!strcmp(s, "all")) heldout = 0;
+            else hs_cli_die(CMD, "--split: '%s' is not heldout or all", s);
+            split_given = 1;
+        }
         else if (!strcmp(a, "--assets")) assets_arg = hs_cli_str_flag(CMD, argc, argv, &i);
         else if (!strcmp(a, "--device")) {
             const char *d = hs_cli_str_flag(CMD, argc, argv, &i);
@@ -107,6 +118,7 @@ static int cmd_ppl(int argc, char **argv) {
         else model_arg = a;
     }
     if (json && csv) hs_cli_die(CMD, "--json and --csv exclude each other");
+    if (file && split_given) hs_cli_die(CMD, "--split applies to the assets prose, not to --file %s", file);
     if (!model_arg) hs_cli_die(CMD, "missing MODEL (see --help)");
 
     /* The corpus first: a bad --file is reported before the model is loaded. */
@@ -122,7 +134,13 @@ static int cmd_ppl(int argc, char **argv) {
         stream = hs_assets_prose_stream(&a, &len);
         hs_assets_free(&a);
         if (!stream) hs_cli_fail(CMD, "out of memory");
+        if (heldout) {
+            size_t h = hs_assets_heldout_start(len);
+            memmove(stream, stream + h, len - h + 1);   /* with the NUL */
+            len -= h;
+        }
     }
+    const char *corpus = file ? file : heldout ? "assets/prose (held-out 10%)" : "assets/prose";
 
     char dir[4096];
     hs_model *m = hs_cli_load_model(CMD, model_arg, &knobs, dir, sizeof dir);
@@ -131,13 +149,15 @@ static int cmd_ppl(int argc, char **argv) {
     int32_t *doc_tokens = NULL;
     int n_docs = hs_ppl_documents(&doc_tokens, stream, len, length, docs, m->cfg.bos_id, err, sizeof err);
     free(stream);
-    if (n_docs < 0) hs_cli_die(CMD, "%s%s%s", file ? "--file " : "", file ? file : "", err);
+    if (n_docs < 0) hs_cli_die(CMD, "%s%s%s%s", file ? "--file " : "", file ? file : "", err,
+                               !file && heldout ? " (the held-out prose; --split all takes the whole)" : "");
     if (n_docs < docs)
         fprintf(stderr, "hybridscope ppl: the corpus holds only %d document%s of %d tokens\n",
                 n_docs, n_docs == 1 ? "" : "s", length);
 
     hs_ppl_result r;
     if (hs_ppl_result_init(&r, length, n_buckets, spacing, err, sizeof err)) hs_cli_fail(CMD, "%s", err);
+    snprintf(r.corpus, sizeof r.corpus, "%s", corpus);
     hs_device_forward dev;
     if (hs_device_forward_open(&dev, device, m, &knobs, err, sizeof err) < 0) hs_cli_die(CMD, "%s", err);
     run_state st = {.done = 0, .total = n_docs};
@@ -155,6 +175,7 @@ static int cmd_ppl(int argc, char **argv) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "model", dir);
         cJSON_AddStringToObject(o, "corpus", file ? file : "assets/prose");
+        if (!file) cJSON_AddStringToObject(o, "split", heldout ? "heldout" : "all");
         cJSON_AddNumberToObject(o, "length", r.length);
         cJSON_AddNumberToObject(o, "docs", r.n_docs);
         cJSON_AddStringToObject(o, "buckets", spacing == HS_PPL_LOG ? "log" : "linear");
@@ -180,7 +201,7 @@ static int cmd_ppl(int argc, char **argv) {
             printf("%d,%d,%.6g\n", r.bucket_start[i], r.bucket_end[i], r.ppl[i]);
     } else {
         printf("ppl %s  L=%d  docs=%d  corpus: %s  knobs: %s  device: %s\n", dir, r.length,
-               r.n_docs, file ? file : "assets/prose", r.label, hs_device_name(dev.device));
+               r.n_docs, corpus, r.label, hs_device_name(dev.device));
         printf("  positions            ppl\n");
         for (int i = 0; i < r.n_buckets; i++)
             printf("  %6d-%-6d %12.4f\n", r.bucket_start[i], r.bucket_end[i] - 1, r.ppl[i]);

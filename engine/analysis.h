@@ -89,6 +89,7 @@ typedef struct {
     double overall;
     int length, n_docs;
     char label[128];           /* knob description, for pinned curves */
+    char corpus[64];           /* what the documents were cut from, for the view ("" unknown) */
 } hs_ppl_result;
 void hs_ppl_result_free(hs_ppl_result *r);
 

@@ -254,3 +254,7 @@ char *hs_assets_prose_stream(const hs_assets *a, size_t *len) {
     *len = k;
     return s;
 }
+
+size_t hs_assets_heldout_start(size_t len) {
+    return (size_t)((double)len * 0.9);   /* Python's int(len * 0.9): the same double product */
+}

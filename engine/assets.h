@@ -30,4 +30,9 @@ void hs_assets_free(hs_assets *a);
 /* The prose stream of assets/NEEDLE.md section 7 (malloc'd, *len bytes, NUL-terminated). */
 char *hs_assets_prose_stream(const hs_assets *a, size_t *len);
 
+/* Where the stream's held-out part begins: the sample models train on the first 90% of it
+ * (sample-models/recipe/data.py, int(len * 0.9)), so perplexity on the rest is perplexity
+ * on text they never saw (NEEDLE.md section 7). */
+size_t hs_assets_heldout_start(size_t len);
+
 #endif

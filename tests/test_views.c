@@ -285,6 +285,26 @@ TEST(views_model_training_record) {
     synth_free(&S);
 }
 
+/* The perplexity view says what the curve was measured on where the result names its corpus
+ * (the held-out prose, for the sample models), and nothing where it does not. */
+TEST(views_ppl_corpus_label) {
+    synth S;
+    CHECK(synth_init(&S) == 0, "synthetic config did not parse");
+    char *s = render_text(&S, HS_VIEW_PPL, HS_TEXT_ASCII, 120, 30, 0);
+    CHECK(s, "render failed");
+    int none = !strstr(s, "document");
+    free(s);
+    CHECK(none, "a result without a corpus shows one");
+    snprintf(S.ppl[1].corpus, sizeof S.ppl[1].corpus, "held-out prose");
+    s = render_text(&S, HS_VIEW_PPL, HS_TEXT_ASCII, 120, 30, 0);
+    CHECK(s, "render failed");
+    int ok = strstr(s, "held-out prose, 4 documents") != NULL;
+    if (!ok) fprintf(stderr, "%s\n", s);
+    free(s);
+    CHECK(ok, "the corpus label is missing or wrong");
+    synth_free(&S);
+}
+
 TEST(views_text_80x24_labels) {
     synth S;
     CHECK(synth_init(&S) == 0, "synthetic config did not parse");

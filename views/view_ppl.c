@@ -55,7 +55,13 @@ void hs_view_ppl_draw(hs_canvas *c, const hs_view_input *in) {
     double y1 = ylog ? ymax * 1.15 : ymax + (ymax - ymin) * 0.08 + 1e-9;
     if (!(y1 > y0)) y1 = y0 + 1;
     hs_axis ax = { xmin, xmax, x, x + w, 1 }, ay = { y0, y1, y + h, y, ylog };
-    hs_vc_axes(c, x, y, w, h, &ax, &ay, HS_TICK_TOKENS, HS_TICK_NUM, 1, 0, "position (tokens)",
+    /* what the curves were measured on (the last curve's corpus: the current run) */
+    char xlabel[160] = "position (tokens)";
+    const hs_ppl_result *cur = &in->ppl[in->n_ppl - 1];
+    if (cur->corpus[0])
+        snprintf(xlabel, sizeof xlabel, "position (tokens)  -  %s, %d document%s", cur->corpus, cur->n_docs,
+                 cur->n_docs == 1 ? "" : "s");
+    hs_vc_axes(c, x, y, w, h, &ax, &ay, HS_TICK_TOKENS, HS_TICK_NUM, 1, 0, xlabel,
                ylog ? "perplexity (log)" : "perplexity", 1);
     /* L0 (its label is kept clear of the legend below) */
     double l0x = NAN, l0y = NAN;

@@ -140,4 +140,23 @@ f = json.load(open(sys.argv[3]))
 assert f["docs"] == 5000 // 99 and f["corpus"].endswith("corpus.txt")
 PY
 grep -q "only 50 documents" "$T/f.err" || fail "ppl did not say the corpus is short"
+
+# 5. The held-out split (the default): the documents are those of the recipe's own held-out
+#    prose (sample-models/recipe/data.py, the last 10% of the stream, written by Python),
+#    so the two runs agree to the last digit; --split all is the whole stream, another result.
+python3 -c "import sys; sys.path.insert(0, sys.argv[1] + '/sample-models/recipe'); import data
+open(sys.argv[2], 'wb').write(data.Assets(sys.argv[1] + '/assets').heldout())" "$ROOT" "$T/held.txt" ||
+    fail "data.py could not write the held-out prose"
+"$BIN" ppl "$T/m" --length 200 --docs 4 --json > "$T/h1.json" || fail "ppl (held-out) exited $?"
+"$BIN" ppl "$T/m" --length 200 --docs 4 --file "$T/held.txt" --json > "$T/h2.json" || fail "ppl --file held.txt exited $?"
+"$BIN" ppl "$T/m" --length 200 --docs 4 --split all --json > "$T/h3.json" || fail "ppl --split all exited $?"
+python3 - "$T/h1.json" "$T/h2.json" "$T/h3.json" <<'PY' || fail "ppl held-out split"
+import json, sys
+h, f, a = (json.load(open(p)) for p in sys.argv[1:4])
+assert h["split"] == "heldout" and a["split"] == "all" and "split" not in f, (h.get("split"), a.get("split"))
+assert h["by_position"] == f["by_position"] and h["overall"] == f["overall"], (h["overall"], f["overall"])
+assert a["overall"] != h["overall"], a["overall"]
+PY
+expect2 "--split" ppl "$T/m" --split train
+expect2 "--split applies" ppl "$T/m" --split all --file "$T/held.txt"
 echo ok
