@@ -7,8 +7,9 @@
  * Per step, as gdn_state_kernel: Vn = U - W S (warp w: row tile w % 4 of the chunk, half w / 4
  * of dk, two accumulators), then S = gamma_last S + Khat^T Vn (warp w: rows 16w.. of S).
  * Shared memory: W [LC][dk+4] and Khat [LC][dk+8] (the paddings make the A-fragment reads of
- * W by rows and of Khat by columns free of bank conflicts), U [LC][8], b_last, twice; S
- * [dk][8]; the two halves of Vn [LC][8]. Internal to kernels/cuda (linattn_chunk_gdn.cu);
+ * W by rows and of Khat by columns free of bank conflicts), U [LC][G8_LDS], b_last, twice; S
+ * [dk][G8_LDS]; the two halves of Vn [LC][G8_LDS] (8 columns by default, see G8_BV below:
+ * the A/B builds with 16 or 32). Internal to kernels/cuda (linattn_chunk_gdn.cu);
  * the CPU emulator (tests/gpu/la_emu.cpp) runs it with its own mma primitive. */
 #ifndef HS_LINATTN_CHUNK_GDN_STATE8_CUH
 #define HS_LINATTN_CHUNK_GDN_STATE8_CUH
