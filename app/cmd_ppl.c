@@ -134,12 +134,8 @@ static int cmd_ppl(int argc, char **argv) {
         stream = hs_assets_prose_stream(&a, &len);
         hs_assets_free(&a);
         if (!stream) hs_cli_fail(CMD, "out of memory");
-        if (heldout) {
-            size_t h = hs_assets_heldout_start(len);
-            memmove(stream, stream + h, len - h + 1);   /* with the NUL */
-            len -= h;
-        }
     }
+    const size_t from = !file && heldout ? hs_assets_heldout_start(len) : 0;
     const char *corpus = file ? file : heldout ? "assets/prose (held-out 10%)" : "assets/prose";
 
     char dir[4096];
@@ -147,7 +143,7 @@ static int cmd_ppl(int argc, char **argv) {
     if (!length) length = m->cfg.train_context;
 
     int32_t *doc_tokens = NULL;
-    int n_docs = hs_ppl_documents(&doc_tokens, stream, len, length, docs, m->cfg.bos_id, err, sizeof err);
+    int n_docs = hs_ppl_documents(&doc_tokens, stream + from, len - from, length, docs, m->cfg.bos_id, err, sizeof err);
     free(stream);
     if (n_docs < 0) hs_cli_die(CMD, "%s%s%s%s", file ? "--file " : "", file ? file : "", err,
                                !file && heldout ? " (the held-out prose; --split all takes the whole)" : "");

@@ -257,31 +257,34 @@ static char *render_text(const synth *S, hs_view_kind v, hs_text_charset cs, int
     return s;
 }
 
+/* Whether the view, rendered as ASCII cells width x 30, shows `want`: 1 or 0, -1 when it
+ * does not render; the cells go to stderr when `want` is missing and dump is set. */
+static int text_has(synth *S, hs_view_kind v, int width, const char *want, int dump) {
+    char *s = render_text(S, v, HS_TEXT_ASCII, width, 30, 0);
+    if (!s) return -1;
+    int has = strstr(s, want) != NULL;
+    if (!has && dump) fprintf(stderr, "%s\n", s);
+    free(s);
+    return has;
+}
+
 /* The model view states the checkpoint's training record where it has one (steps, phases, the
  * data shares), and says nothing of training where it has none. */
 TEST(views_model_training_record) {
     synth S;
     CHECK(synth_init(&S) == 0, "synthetic config did not parse");
-    char *s = render_text(&S, HS_VIEW_MODEL, HS_TEXT_ASCII, 120, 30, 0);
-    CHECK(s, "render failed");
-    int none = !strstr(s, "trained");
-    free(s);
-    CHECK(none, "a model without a training record shows one");
+    int r = text_has(&S, HS_VIEW_MODEL, 120, "trained", 0);
+    CHECK(r >= 0, "render failed");
+    CHECK(r == 0, "a model without a training record shows one");
     S.cfg.training = (hs_training_info){ .present = 1, .has_steps = 1, .steps = 17020, .phases = 9,
                                          .shares = 7, .p_needle = 0.6, .p_kv = 0.3, .p_copy = 0 };
-    s = render_text(&S, HS_VIEW_MODEL, HS_TEXT_ASCII, 160, 30, 0);
-    CHECK(s, "render failed");
-    int ok = strstr(s, "trained 17,020 steps in 9 phases; needles 0.6, key-value 0.3, copy 0") != NULL;
-    if (!ok) fprintf(stderr, "%s\n", s);
-    free(s);
-    CHECK(ok, "the training line is missing or wrong");
+    r = text_has(&S, HS_VIEW_MODEL, 160, "trained 17,020 steps in 9 phases; needles 0.6, key-value 0.3, copy 0", 1);
+    CHECK(r >= 0, "render failed");
+    CHECK(r == 1, "the training line is missing or wrong");
     S.cfg.training = (hs_training_info){ .present = 1, .shares = 1, .p_needle = 0.7 };
-    s = render_text(&S, HS_VIEW_MODEL, HS_TEXT_ASCII, 160, 30, 0);
-    CHECK(s, "render failed");
-    ok = strstr(s, "trained on needles 0.7") && !strstr(s, "key-value");
-    if (!ok) fprintf(stderr, "%s\n", s);
-    free(s);
-    CHECK(ok, "a partial record is shown wrong");
+    r = text_has(&S, HS_VIEW_MODEL, 160, "trained on needles 0.7", 1);
+    CHECK(r >= 0, "render failed");
+    CHECK(r == 1 && text_has(&S, HS_VIEW_MODEL, 160, "key-value", 0) == 0, "a partial record is shown wrong");
     synth_free(&S);
 }
 
@@ -290,18 +293,13 @@ TEST(views_model_training_record) {
 TEST(views_ppl_corpus_label) {
     synth S;
     CHECK(synth_init(&S) == 0, "synthetic config did not parse");
-    char *s = render_text(&S, HS_VIEW_PPL, HS_TEXT_ASCII, 120, 30, 0);
-    CHECK(s, "render failed");
-    int none = !strstr(s, "document");
-    free(s);
-    CHECK(none, "a result without a corpus shows one");
+    int r = text_has(&S, HS_VIEW_PPL, 120, "document", 0);
+    CHECK(r >= 0, "render failed");
+    CHECK(r == 0, "a result without a corpus shows one");
     snprintf(S.ppl[1].corpus, sizeof S.ppl[1].corpus, "held-out prose");
-    s = render_text(&S, HS_VIEW_PPL, HS_TEXT_ASCII, 120, 30, 0);
-    CHECK(s, "render failed");
-    int ok = strstr(s, "held-out prose, 4 documents") != NULL;
-    if (!ok) fprintf(stderr, "%s\n", s);
-    free(s);
-    CHECK(ok, "the corpus label is missing or wrong");
+    r = text_has(&S, HS_VIEW_PPL, 120, "held-out prose, 4 documents", 1);
+    CHECK(r >= 0, "render failed");
+    CHECK(r == 1, "the corpus label is missing or wrong");
     synth_free(&S);
 }
 
