@@ -93,7 +93,9 @@ if [ ${#sched[@]} -gt 0 ]; then
   # once, within the warm machine's idle window, without reading the last call's log first)
   if [ "$g" = warm ]; then
     [ -f $W/next_step ] || { echo "device_train.sh: FROM_STEP=warm: no $W/next_step (a fresh machine: stage the last call's weights, INIT_DIR=sample-models, FROM_STEP=its step)" >&2; exit 2; }
-    g=$(cat $W/next_step); RESUME=1
+    # the weights to go on from are this machine's, whatever INIT_DIR says (call 52 began phase 5
+    # from the staged step-4,445 weights, which --expect-step refused)
+    g=$(cat $W/next_step); RESUME=1; INIT_DIR=$W
   fi
   [ "$g" -ge 0 ] 2>/dev/null || { echo "device_train.sh: FROM_STEP=$g: a step number or warm" >&2; exit 2; }
   [ -z "${UNTIL_STEP:-}" ] || [ "$UNTIL_STEP" -gt 0 ] 2>/dev/null || { echo "device_train.sh: UNTIL_STEP=$UNTIL_STEP: a step number" >&2; exit 2; }
