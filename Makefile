@@ -74,7 +74,15 @@ TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 all: $(BUILD)/hybridscope $(CUDA_TARGET)
 	@echo "hybridscope: built backends: $(BACKENDS) ($(BUILD)/hybridscope)"
 
-$(BUILD)/%.o: %.c
+# Objects remember the configuration they were compiled with (compiler, flags, the UI libraries
+# found): a build/ made where ncurses exists and built again where it does not (carried to the
+# GPU machine) recompiles rather than linking objects that call ncurses without -lncursesw.
+HS_CONFIG := $(CC) $(CFLAGS) $(UI_CFLAGS) | $(LDLIBS) $(UI_LIBS)
+$(BUILD)/config.stamp: FORCE
+	@mkdir -p $(BUILD); echo '$(HS_CONFIG)' | cmp -s - $@ || echo '$(HS_CONFIG)' > $@
+FORCE:
+
+$(BUILD)/%.o: %.c $(BUILD)/config.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(UI_CFLAGS) -MMD -MP -c $< -o $@
 
