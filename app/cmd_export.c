@@ -23,8 +23,9 @@ static void usage(FILE *f) {
         "  --width W --height H     size in pixels (PNG) or points (SVG/PDF); default 1200x800\n"
         "  --scale S                device pixels per pixel for PNG (default 1; 2 for HiDPI)\n");
     fputs(hs_settings_help, f);
-    fputs("  --tide                   tidal view: first without knobs, then with the given\n"
-          "                           ones; the knob-free points stay as ghosts with arrows\n", f);
+    fputs("  --tide                   tidal and ppl views: first without knobs, then with the\n"
+          "                           given ones; the knob-free points stay as ghosts with\n"
+          "                           arrows (tidal), the knob-free curve beside the new one (ppl)\n", f);
     fputs(hs_knobs_help, f);
 }
 
@@ -81,12 +82,13 @@ static int cmd_export(int argc, char **argv) {
     if (!hs_export_format_known(out)) hs_cli_die("export", "--out %s: the extension must be .png, .svg or .pdf", out);
     if ((double)width * height * scale * scale > 40e6)
         hs_cli_die("export", "--width x --height x --scale^2 is over 40 megapixels");
-    if (tide && view != HS_VIEW_TIDAL) hs_cli_die("export", "--tide needs --view tidal");
+    if (tide && view != HS_VIEW_TIDAL && view != HS_VIEW_PPL) hs_cli_die("export", "--tide needs --view tidal or ppl");
     if (hs_ctl_resolve_model(s.model, sizeof s.model, model_arg, err, sizeof err) != 0)
         hs_cli_die("export", "%s", err);
     s.view = (hs_view_kind)view;
-    /* --tide: the knob-free probe first, then the knobs as a change, exactly as a press in
-     * the explorer does, so the previous positions become the ghosts */
+    /* --tide: the knob-free result first, then the knobs as a change, exactly as a press in
+     * the explorer does, so the previous positions become the ghosts (tidal) or the pinned
+     * curve (ppl) */
     hs_knobs wanted = s.knobs;
     if (tide) {
         static const hs_knobs off_knobs;
@@ -108,6 +110,7 @@ static int cmd_export(int argc, char **argv) {
     c->on_progress_ctx = &prog;
     int crc = hs_ctl_compute_sync(c, (hs_view_kind)view, err, sizeof err);
     if (crc == 0 && tide) {
+        if (view == HS_VIEW_PPL) hs_ctl_pin_ppl(c);   /* as 'p' in the explorer */
         hs_ctl_set_knobs(c, &wanted);
         crc = hs_ctl_compute_sync(c, (hs_view_kind)view, err, sizeof err);
     }

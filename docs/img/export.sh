@@ -15,5 +15,5 @@ $hs export --view head gla-nope-lh --length 2k --head "$head" $sz --out $o/head.
 $hs export --view head gla-nope-lh --length 2k --head "$head" --zoom 2012:2048,1018:1066 $sz --out $o/head-zoom.png
 $hs export --view needle rope-nope-hh-3-1 $sz --out $o/needle.png
 $hs export --view needle rope-nope-hh-3-1 --rope-window --log-scale $sz --out $o/needle-eme.png
-$hs export --view ppl rope-nope-hh-3-1 $sz --out $o/ppl.png
+$hs export --view ppl rope-nope-hh-3-1 --rope-window --log-scale --tide $sz --out $o/ppl.png
 $hs export --view model gla-nope-lh $sz --out $o/model.png

@@ -48,6 +48,15 @@ cmp -s "$tmp/tidal.png" "$tmp/t3.png" && fail "swla + log scaling did not change
 "$HS_BIN" export --view tidal "$tmp/m" "${small[@]}" --theme dark --width 480 --height 320 --out "$tmp/t4.png" 2>/dev/null || fail "dark"
 cmp -s "$tmp/tidal.png" "$tmp/t4.png" && fail "--theme dark changed nothing"
 
+# --tide: the knob-free result stays in the picture (tidal: ghosts; ppl: a second, pinned
+# curve), so it differs from the same knobs exported alone
+"$HS_BIN" export --view ppl "$tmp/m" "${small[@]}" --swla --swla-window 64 --width 480 --height 320 --out "$tmp/p1.png" 2>/dev/null || fail "ppl with knobs"
+"$HS_BIN" export --view ppl "$tmp/m" "${small[@]}" --swla --swla-window 64 --tide --width 480 --height 320 --out "$tmp/p2.png" 2>"$tmp/err" || fail "ppl --tide: $(cat "$tmp/err")"
+python3 "$here/imgcheck.py" png "$tmp/p2.png" 480 320 || fail "ppl --tide png"
+cmp -s "$tmp/p1.png" "$tmp/p2.png" && fail "ppl --tide drew no knob-free curve"
+"$HS_BIN" export --view tidal "$tmp/m" "${small[@]}" --swla --log-scale=64 --tide --width 480 --height 320 --out "$tmp/t5.png" 2>/dev/null || fail "tidal --tide"
+cmp -s "$tmp/t3.png" "$tmp/t5.png" && fail "tidal --tide drew no ghosts"
+
 # bad input: exit 2, one line naming the flag, no file left behind
 expect2() {
     local what=$1; shift
@@ -62,6 +71,8 @@ expect2 "missing model" --view heads "$tmp/nope" --out "$tmp/x.png"
 expect2 "bad knob" --view heads "$tmp/m" --swla=sideways --out "$tmp/x.png"
 expect2 "bad head" --view head "$tmp/m" --head 9.0.0 --out "$tmp/x.png"
 expect2 "bad length" --view heads "$tmp/m" --length 12 --out "$tmp/x.png"
+expect2 "--tide on a view without one" --view heads "$tmp/m" --swla --tide --out "$tmp/x.png"
+expect2 "--tide without knobs" --view ppl "$tmp/m" --tide --out "$tmp/x.png"
 expect2 "too short for sk1" --view heads "$tmp/m" --length 300 --out "$tmp/x.png"
 grep -q -- "--swla" <("$HS_BIN" export --view heads "$tmp/m" --swla=sideways --out "$tmp/x.png" 2>&1) || fail "knob error does not name --swla"
 ls "$tmp"/x.* >/dev/null 2>&1 && fail "a failed export left a file"
