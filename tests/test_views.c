@@ -268,23 +268,28 @@ static int text_has(synth *S, hs_view_kind v, int width, const char *want, int d
     return has;
 }
 
+/* The view's text at WIDTH columns holds WANT (EXPECT 1) or not (0); a render failure fails
+ * the test, and a missing text dumps the screen. */
+#define CHECK_TEXT(S, view, width, want, expect, msg)                                \
+    do {                                                                             \
+        int r_ = text_has((S), (view), (width), (want), (expect));                   \
+        CHECK(r_ >= 0, "render failed");                                             \
+        CHECK(r_ == (expect), msg);                                                  \
+    } while (0)
+
 /* The model view states the checkpoint's training record where it has one (steps, phases, the
  * data shares), and says nothing of training where it has none. */
 TEST(views_model_training_record) {
     synth S;
     CHECK(synth_init(&S) == 0, "synthetic config did not parse");
-    int r = text_has(&S, HS_VIEW_MODEL, 120, "trained", 0);
-    CHECK(r >= 0, "render failed");
-    CHECK(r == 0, "a model without a training record shows one");
+    CHECK_TEXT(&S, HS_VIEW_MODEL, 120, "trained", 0, "a model without a training record shows one");
     S.cfg.training = (hs_training_info){ .present = 1, .has_steps = 1, .steps = 17020, .phases = 9,
                                          .shares = 7, .p_needle = 0.6, .p_kv = 0.3, .p_copy = 0 };
-    r = text_has(&S, HS_VIEW_MODEL, 160, "trained 17,020 steps in 9 phases; needles 0.6, key-value 0.3, copy 0", 1);
-    CHECK(r >= 0, "render failed");
-    CHECK(r == 1, "the training line is missing or wrong");
+    CHECK_TEXT(&S, HS_VIEW_MODEL, 160, "trained 17,020 steps in 9 phases; needles 0.6, key-value 0.3, copy 0", 1,
+               "the training line is missing or wrong");
     S.cfg.training = (hs_training_info){ .present = 1, .shares = 1, .p_needle = 0.7 };
-    r = text_has(&S, HS_VIEW_MODEL, 160, "trained on needles 0.7", 1);
-    CHECK(r >= 0, "render failed");
-    CHECK(r == 1 && text_has(&S, HS_VIEW_MODEL, 160, "key-value", 0) == 0, "a partial record is shown wrong");
+    CHECK_TEXT(&S, HS_VIEW_MODEL, 160, "trained on needles 0.7", 1, "a partial record is shown wrong");
+    CHECK_TEXT(&S, HS_VIEW_MODEL, 160, "key-value", 0, "a partial record is shown wrong");
     synth_free(&S);
 }
 
@@ -293,13 +298,9 @@ TEST(views_model_training_record) {
 TEST(views_ppl_corpus_label) {
     synth S;
     CHECK(synth_init(&S) == 0, "synthetic config did not parse");
-    int r = text_has(&S, HS_VIEW_PPL, 120, "document", 0);
-    CHECK(r >= 0, "render failed");
-    CHECK(r == 0, "a result without a corpus shows one");
+    CHECK_TEXT(&S, HS_VIEW_PPL, 120, "document", 0, "a result without a corpus shows one");
     snprintf(S.ppl[1].corpus, sizeof S.ppl[1].corpus, "held-out prose");
-    r = text_has(&S, HS_VIEW_PPL, 120, "held-out prose, 4 documents", 1);
-    CHECK(r >= 0, "render failed");
-    CHECK(r == 1, "the corpus label is missing or wrong");
+    CHECK_TEXT(&S, HS_VIEW_PPL, 120, "held-out prose, 4 documents", 1, "the corpus label is missing or wrong");
     synth_free(&S);
 }
 
